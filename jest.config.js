@@ -1,0 +1,22 @@
+/** Unit specs live beside their code; e2e specs in test/ boot the real app. */
+const tsJest = ['ts-jest', { tsconfig: 'tsconfig.json', isolatedModules: true }];
+
+module.exports = {
+  projects: [
+    {
+      displayName: 'unit',
+      testEnvironment: 'node',
+      rootDir: '.',
+      testMatch: ['<rootDir>/src/**/*.spec.ts'],
+      transform: { '^.+\\.ts$': tsJest },
+    },
+    {
+      displayName: 'e2e',
+      testEnvironment: 'node',
+      rootDir: '.',
+      testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
+      transform: { '^.+\\.ts$': tsJest },
+      testTimeout: 30000,
+    },
+  ],
+};

@@ -1,0 +1,28 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { APP_FILTER, APP_PIPE } from '@nestjs/core';
+import { AuthModule } from './common/auth/auth.module';
+import { AllExceptionsFilter } from './common/errors/all-exceptions.filter';
+import { RequestValidationPipe } from './common/validation/request-validation.pipe';
+import { AppConfig } from './config/app-config';
+import { AppConfigModule } from './config/config.module';
+import { DatabaseModule } from './database/database.module';
+import { PetsModule } from './pets/pets.module';
+
+/**
+ * The application: configuration, database, auth, feature modules, and the global pipeline
+ * (guard in AuthModule, pipe and filter here) as providers, so every test that builds this
+ * module runs the real pipeline.
+ */
+@Module({})
+export class AppModule {
+  static forRoot(config: AppConfig): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [AppConfigModule.forRoot(config), DatabaseModule, AuthModule, PetsModule],
+      providers: [
+        { provide: APP_PIPE, useClass: RequestValidationPipe },
+        { provide: APP_FILTER, useClass: AllExceptionsFilter },
+      ],
+    };
+  }
+}

@@ -1,0 +1,50 @@
+import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import type { Request } from 'express';
+import { ApiException } from '../errors/api-exception';
+import { ApiKeyStore } from './api-key.store';
+import { IS_PUBLIC } from './public.decorator';
+
+export const REALM = 'petstore';
+
+/** `Bearer <token68>`, the scheme name case-insensitive (RFC 7235, RFC 6750). */
+const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+
+/**
+ * The global guard: every route needs a valid bearer API key unless marked `@Public()`.
+ * Guards run before pipes, so an unauthenticated request is 401 before its body is validated.
+ */
+@Injectable()
+export class ApiKeyGuard implements CanActivate {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly keys: ApiKeyStore,
+  ) {}
+
+  canActivate(context: ExecutionContext): boolean {
+    const isPublic = this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [
+      context.getHandler(),
+      context.getClass(),
+    ]);
+    if (isPublic) return true;
+
+    const header = context.switchToHttp().getRequest<Request>().headers.authorization ?? '';
+    if (!/^bearer(\s|$)/i.test(header)) {
+      throw new ApiException(
+        'unauthorized',
+        'An API key is required: send Authorization: Bearer <key>.',
+        undefined,
+        {
+          'WWW-Authenticate': `Bearer realm="${REALM}"`,
+        },
+      );
+    }
+    const token = BEARER.exec(header)?.[1];
+    if (token === undefined || !this.keys.isValid(token)) {
+      throw new ApiException('unauthorized', 'The API key is not valid.', undefined, {
+        'WWW-Authenticate': `Bearer realm="${REALM}", error="invalid_token"`,
+      });
+    }
+    return true;
+  }
+}

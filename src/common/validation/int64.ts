@@ -1,0 +1,12 @@
+/** The largest integer a JSON number carries exactly in JavaScript (2^53 - 1). */
+export const MAX_EXACT_INTEGER = Number.MAX_SAFE_INTEGER;
+
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+
+/** A decimal integer written as a string (`-?digits`), as BigInt, or undefined if not one. */
+export function parseDecimalInt64(raw: string): bigint | undefined {
+  if (!/^-?\d{1,20}$/.test(raw)) return undefined;
+  const value = BigInt(raw);
+  return value >= INT64_MIN && value <= INT64_MAX ? value : undefined;
+}

@@ -1,0 +1,99 @@
+import {
+  ArgumentMetadata,
+  Injectable,
+  PipeTransform,
+  ValidationError,
+  ValidationPipe,
+  ValidationPipeOptions,
+} from '@nestjs/common';
+import { getMetadataStorage } from 'class-validator';
+import { ApiException, ErrorDetail } from '../errors/api-exception';
+
+/** Deeper JSON than this is refused before any library walks it recursively. */
+export const MAX_BODY_DEPTH = 32;
+
+export function validationFailed(details: ErrorDetail[]): ApiException {
+  const message = `Validation failed: ${details.map((detail) => detail.message).join('; ')}.`;
+  return new ApiException('validation_failed', message, details);
+}
+
+function toDetails(errors: ValidationError[]): ErrorDetail[] {
+  return errors.map((error) => ({
+    field: error.property,
+    message: Object.values(error.constraints ?? {})[0] ?? `${error.property} is not valid`,
+  }));
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Nesting depth of a parsed JSON value, walked without recursion. */
+function depthExceeds(value: unknown, limit: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length > 0) {
+    const [current, depth] = stack.pop()!;
+    if (typeof current !== 'object' || current === null) continue;
+    if (depth > limit) return true;
+    for (const child of Object.values(current)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
+const BASE_OPTIONS: ValidationPipeOptions = {
+  transform: true,
+  whitelist: true,
+  transformOptions: { enableImplicitConversion: false },
+  validationError: { target: false, value: false },
+  stopAtFirstError: true,
+  exceptionFactory: (errors) => validationFailed(toDetails(errors)),
+};
+
+/**
+ * The global pipe. Bodies must be JSON objects holding only the DTO's properties (unknown ones,
+ * `id` included, are refused by name before anything is copied); query strings are validated
+ * but unknown parameters are ignored. No type coercion anywhere.
+ */
+@Injectable()
+export class RequestValidationPipe implements PipeTransform {
+  private readonly bodies = new ValidationPipe({ ...BASE_OPTIONS, forbidNonWhitelisted: true });
+  private readonly queries = new ValidationPipe({ ...BASE_OPTIONS, forbidNonWhitelisted: false });
+
+  transform(value: unknown, metadata: ArgumentMetadata): unknown {
+    const dto = metadata.metatype;
+    if (!dto || [String, Number, Boolean, Object, Array].includes(dto as never)) return value;
+    if (metadata.type === 'body') {
+      this.checkBodyShape(value, dto);
+      return this.bodies.transform(value, metadata);
+    }
+    if (metadata.type === 'query') return this.queries.transform(value, metadata);
+    return value;
+  }
+
+  private checkBodyShape(value: unknown, dto: abstract new (...args: never[]) => unknown): void {
+    if (!isPlainObject(value)) {
+      throw validationFailed([{ field: 'body', message: 'the request body must be a JSON object' }]);
+    }
+    const known = new Set(
+      getMetadataStorage()
+        .getTargetValidationMetadatas(dto, '', true, false)
+        .map((meta) => meta.propertyName),
+    );
+    const unknown = Object.keys(value).filter((key) => !known.has(key));
+    if (unknown.length > 0) {
+      throw validationFailed(
+        unknown
+          .slice(0, 10)
+          .map((key) => ({
+            field: key.slice(0, 64),
+            message: `${key.slice(0, 64)} is not an allowed property`,
+          })),
+      );
+    }
+    if (depthExceeds(value, MAX_BODY_DEPTH)) {
+      throw validationFailed([
+        { field: 'body', message: `the request body is nested deeper than ${MAX_BODY_DEPTH} levels` },
+      ]);
+    }
+  }
+}

@@ -1,0 +1,21 @@
+import type { NextFunction, Request, Response } from 'express';
+
+/** getPet was deprecated on 1 January 2025 00:00:00 UTC (RFC 9745 `@` + Unix time). */
+export const GET_PET_DEPRECATED_AT = 1735689600;
+/** Removal date from the contract: 5 December 2030 (RFC 8594). */
+export const GET_PET_SUNSET = 'Thu, 05 Dec 2030 00:00:00 GMT';
+
+export const DEPRECATION_HEADERS: Readonly<Record<string, string>> = {
+  Deprecation: `@${GET_PET_DEPRECATED_AT}`,
+  Sunset: GET_PET_SUNSET,
+  Link: '</docs>; rel="deprecation"',
+};
+
+/**
+ * Sets the deprecation headers before guards and pipes run, so that every answer of the
+ * deprecated operation carries them, errors (401, 400, 404) included.
+ */
+export function deprecationHeaders(_req: Request, res: Response, next: NextFunction): void {
+  res.set(DEPRECATION_HEADERS);
+  next();
+}

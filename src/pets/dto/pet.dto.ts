@@ -1,0 +1,34 @@
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import { MAX_EXACT_INTEGER } from '../../common/validation/int64';
+import { PetEntity } from '../pet.entity';
+import { PetStatus } from '../pet-status';
+
+/** An animal: a NewPet plus the identifier the service assigned. */
+@ApiSchema({ name: 'Pet' })
+export class PetDto {
+  /**
+   * Unique identifier assigned by the service on creation.
+   * @example 1
+   */
+  @ApiProperty({ type: 'integer', format: 'int64', minimum: 1, maximum: MAX_EXACT_INTEGER })
+  id!: number;
+
+  /** @example "Rex" */
+  @ApiProperty({ minLength: 1, maxLength: 255 })
+  name!: string;
+
+  /** @example 7 */
+  @ApiProperty({ type: 'integer', format: 'int64', minimum: 1, maximum: MAX_EXACT_INTEGER })
+  categoryId!: number;
+
+  /** Absent when the animal has no status (never `null`). */
+  @ApiProperty({ enum: PetStatus, enumName: 'PetStatus', required: false })
+  status?: PetStatus;
+
+  /** The one place an entity becomes a response body. */
+  static fromEntity(entity: PetEntity): PetDto {
+    const pet: PetDto = { id: entity.id, name: entity.name, categoryId: entity.categoryId };
+    if (entity.status !== null) pet.status = entity.status;
+    return pet;
+  }
+}

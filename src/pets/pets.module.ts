@@ -1,0 +1,18 @@
+import { MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { deprecationHeaders } from './deprecation';
+import { PetEntity } from './pet.entity';
+import { PetsController } from './pets.controller';
+import { PetsService } from './pets.service';
+
+@Module({
+  imports: [TypeOrmModule.forFeature([PetEntity])],
+  controllers: [PetsController],
+  providers: [PetsService],
+  exports: [PetsService],
+})
+export class PetsModule implements NestModule {
+  configure(consumer: MiddlewareConsumer): void {
+    consumer.apply(deprecationHeaders).forRoutes({ path: 'pets/:petId', method: RequestMethod.GET });
+  }
+}
