@@ -2,6 +2,7 @@
 const tsJest = ['ts-jest', { tsconfig: 'tsconfig.json', isolatedModules: true }];
 
 module.exports = {
+  testTimeout: 30000,
   projects: [
     {
       displayName: 'unit',
@@ -16,7 +17,6 @@ module.exports = {
       rootDir: '.',
       testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
       transform: { '^.+\\.ts$': tsJest },
-      testTimeout: 30000,
     },
   ],
 };

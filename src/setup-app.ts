@@ -54,11 +54,14 @@ export async function createApp(
   config: AppConfig,
   options: CreateAppOptions = {},
 ): Promise<NestExpressApplication> {
+  // Silent while the module is built: a start-up failure is reported once, by the caller,
+  // as one line instead of a framework stack trace.
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
     bodyParser: false,
     abortOnError: false,
-    logger: options.logger ?? ['error', 'warn'],
+    logger: false,
   });
+  app.useLogger(options.logger ?? ['error', 'warn']);
   setupApp(app, config);
   return app;
 }

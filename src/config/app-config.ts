@@ -1,4 +1,5 @@
 import { isAbsolute, resolve } from 'node:path';
+import { isWellFormedApiKey, MIN_API_KEY_LENGTH } from '../common/auth/api-key.format';
 
 export type SqliteSynchronous = 'FULL' | 'NORMAL';
 
@@ -32,10 +33,6 @@ export class ConfigError extends Error {
 }
 
 type Env = Record<string, string | undefined>;
-
-/** A key is a bearer token68 (RFC 7235): visible ASCII only, and long enough to be a secret. */
-const API_KEY_PATTERN = /^[A-Za-z0-9\-._~+/]+=*$/;
-const MIN_API_KEY_LENGTH = 16;
 
 function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
@@ -80,7 +77,7 @@ function apiKeys(env: Env): string[] {
     .filter((key) => key !== '');
   keys.forEach((key, index) => {
     // Never print the key itself: say which one is wrong by position.
-    if (!API_KEY_PATTERN.test(key) || key.length < MIN_API_KEY_LENGTH) {
+    if (!isWellFormedApiKey(key)) {
       throw new ConfigError(
         `API_KEYS entry ${index + 1} is not a valid key: use at least ${MIN_API_KEY_LENGTH} characters of A-Z a-z 0-9 - . _ ~ + /`,
       );

@@ -2,13 +2,14 @@ import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { ApiException } from '../errors/api-exception';
+import { TOKEN68 } from './api-key.format';
 import { ApiKeyStore } from './api-key.store';
 import { IS_PUBLIC } from './public.decorator';
 
 export const REALM = 'petstore';
 
 /** `Bearer <token68>`, the scheme name case-insensitive (RFC 7235, RFC 6750). */
-const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+const BEARER = new RegExp(`^Bearer +(${TOKEN68}) *$`, 'i');
 
 /**
  * The global guard: every route needs a valid bearer API key unless marked `@Public()`.

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { ConfigError } from '../../config/app-config';
+import { isWellFormedApiKey } from './api-key.format';
 
 export type KeySource = 'environment' | 'stored' | 'generated';
 
@@ -18,13 +20,38 @@ export function generateApiKey(): string {
   return `pet_${randomBytes(32).toString('base64url')}`;
 }
 
-function readKey(path: string): string | undefined {
+function readStoredKey(path: string): string | undefined {
+  let key: string;
   try {
-    const key = readFileSync(path, 'utf8').trim();
-    return key === '' ? undefined : key;
+    key = readFileSync(path, 'utf8').trim();
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
+  }
+  if (!isWellFormedApiKey(key)) {
+    throw new ConfigError(
+      `the bootstrap key file ${path} does not hold a valid key: delete it or set API_KEYS`,
+    );
+  }
+  return key;
+}
+
+/**
+ * Writes the key to `path` only if no file is there, never leaving a partial file: the key is
+ * written to a private temporary file first, then hard-linked into place (atomic, and failing
+ * with EEXIST if another instance got there first). Returns false when it lost that race.
+ */
+function createKeyFile(path: string, key: string): boolean {
+  const temporary = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  writeFileSync(temporary, `${key}\n`, { mode: 0o600, flag: 'wx' });
+  try {
+    linkSync(temporary, path);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw error;
+  } finally {
+    rmSync(temporary, { force: true });
   }
 }
 
@@ -39,19 +66,11 @@ export function resolveApiKeys(configured: readonly string[], keyFile: string | 
     const key = generateApiKey();
     return { keys: [key], source: 'generated', newKey: key };
   }
-  const existing = readKey(keyFile);
+  const existing = readStoredKey(keyFile);
   if (existing) return { keys: [existing], source: 'stored', keyFile };
 
   mkdirSync(dirname(keyFile), { recursive: true });
   const key = generateApiKey();
-  try {
-    // 'wx': if another instance created it a moment ago, use that one instead.
-    writeFileSync(keyFile, `${key}\n`, { mode: 0o600, flag: 'wx' });
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    const raced = readKey(keyFile);
-    if (raced) return { keys: [raced], source: 'stored', keyFile };
-    throw error;
-  }
-  return { keys: [key], source: 'generated', newKey: key, keyFile };
+  if (createKeyFile(keyFile, key)) return { keys: [key], source: 'generated', newKey: key, keyFile };
+  return { keys: [readStoredKey(keyFile)!], source: 'stored', keyFile };
 }

@@ -82,12 +82,10 @@ export class RequestValidationPipe implements PipeTransform {
     const unknown = Object.keys(value).filter((key) => !known.has(key));
     if (unknown.length > 0) {
       throw validationFailed(
-        unknown
-          .slice(0, 10)
-          .map((key) => ({
-            field: key.slice(0, 64),
-            message: `${key.slice(0, 64)} is not an allowed property`,
-          })),
+        unknown.slice(0, 10).map((key) => ({
+          field: key.slice(0, 64),
+          message: `${key.slice(0, 64)} is not an allowed property`,
+        })),
       );
     }
     if (depthExceeds(value, MAX_BODY_DEPTH)) {

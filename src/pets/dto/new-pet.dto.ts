@@ -23,9 +23,10 @@ export class NewPetDto {
    * @example 7
    */
   @ApiProperty({ type: 'integer', format: 'int64', minimum: 1, maximum: MAX_EXACT_INTEGER })
-  @IsInt({ message: 'categoryId must be an integer' })
+  // Decorators run bottom-up and stop at the first failure: the type check comes first.
   @Min(1, { message: `categoryId must be from 1 to ${MAX_EXACT_INTEGER}` })
   @Max(MAX_EXACT_INTEGER, { message: `categoryId must be from 1 to ${MAX_EXACT_INTEGER}` })
+  @IsInt({ message: 'categoryId must be an integer' })
   categoryId!: number;
 
   /** Availability of the animal; leave it out for none (`null` is not a status). */

@@ -1,0 +1,38 @@
+import { ApiKeyStore } from './api-key.store';
+
+describe('ApiKeyStore', () => {
+  const first = 'first-key-0123456789abcdef';
+  const second = 'pet_SecondKey-0123456789_abcdef';
+
+  it('accepts every configured key', () => {
+    const store = new ApiKeyStore([first, second]);
+
+    expect(store.size).toBe(2);
+    expect(store.isValid(first)).toBe(true);
+    expect(store.isValid(second)).toBe(true);
+  });
+
+  it.each([
+    ['an unknown key', 'unknown-key-0123456789abcdef'],
+    ['a prefix of a key', first.slice(0, -1)],
+    ['a key with an extra character', `${first}x`],
+    ['a key in another case', first.toUpperCase()],
+    ['the empty string', ''],
+  ])('rejects %s', (_label, presented) => {
+    expect(new ApiKeyStore([first, second]).isValid(presented)).toBe(false);
+  });
+
+  it('accepts nothing when it holds no key', () => {
+    const store = new ApiKeyStore([]);
+
+    expect(store.size).toBe(0);
+    expect(store.isValid('')).toBe(false);
+    expect(store.isValid(first)).toBe(false);
+  });
+
+  it('does not keep the keys in clear', () => {
+    const store = new ApiKeyStore(new Set([first]));
+
+    expect(JSON.stringify(store)).not.toContain(first);
+  });
+});

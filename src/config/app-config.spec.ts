@@ -1,0 +1,219 @@
+import { join, resolve } from 'node:path';
+import { AppConfig, ConfigError, loadConfig } from './app-config';
+
+/** The error `loadConfig(env)` throws, or a failure if it throws nothing. */
+function configError(env: Record<string, string | undefined>): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return error as ConfigError;
+  }
+  throw new Error('loadConfig did not throw');
+}
+
+describe('loadConfig', () => {
+  it('uses the defaults for an empty environment', () => {
+    const expected: AppConfig = {
+      nodeEnv: 'development',
+      port: 3000,
+      host: '0.0.0.0',
+      databasePath: resolve('data', 'petstore.sqlite'),
+      sqliteSynchronous: 'FULL',
+      sqliteBusyTimeoutMs: 5000,
+      apiKeys: [],
+      bootstrapKeyPath: resolve('data', 'bootstrap-api-key'),
+      productionBaseUrl: 'https://api.petstore.example.com/v1',
+      stagingBaseUrl: 'https://staging-api.petstore.example.com/v1',
+      bodyLimitBytes: 16384,
+    };
+
+    expect(loadConfig({})).toEqual(expected);
+  });
+
+  it('treats empty strings as unset', () => {
+    expect(
+      loadConfig({
+        NODE_ENV: '',
+        PORT: '',
+        HOST: '',
+        DATABASE_PATH: '',
+        SQLITE_SYNCHRONOUS: '',
+        SQLITE_BUSY_TIMEOUT_MS: '',
+        API_KEYS: '  ',
+        PRODUCTION_BASE_URL: '',
+        STAGING_BASE_URL: '',
+      }),
+    ).toEqual(loadConfig({}));
+  });
+
+  it('reads every setting from the environment', () => {
+    const databasePath = join(resolve('/'), 'srv', 'petstore', 'pets.sqlite');
+
+    expect(
+      loadConfig({
+        NODE_ENV: 'production',
+        PORT: '8080',
+        HOST: '127.0.0.1',
+        DATABASE_PATH: databasePath,
+        SQLITE_SYNCHRONOUS: 'normal',
+        SQLITE_BUSY_TIMEOUT_MS: '250',
+        API_KEYS: ' key-one-0123456789abcdef , key_two.0123456789~+/= ,',
+        PRODUCTION_BASE_URL: 'https://api.example.org/v1/',
+        STAGING_BASE_URL: 'http://staging.example.org:8080/v1',
+      }),
+    ).toEqual({
+      nodeEnv: 'production',
+      port: 8080,
+      host: '127.0.0.1',
+      databasePath,
+      sqliteSynchronous: 'NORMAL',
+      sqliteBusyTimeoutMs: 250,
+      apiKeys: ['key-one-0123456789abcdef', 'key_two.0123456789~+/='],
+      bootstrapKeyPath: join(resolve('/'), 'srv', 'petstore', 'bootstrap-api-key'),
+      productionBaseUrl: 'https://api.example.org/v1',
+      stagingBaseUrl: 'http://staging.example.org:8080/v1',
+      bodyLimitBytes: 16384,
+    });
+  });
+
+  describe('PORT', () => {
+    it.each(['0', '65535'])('accepts %s', (port) => {
+      expect(loadConfig({ PORT: port }).port).toBe(Number(port));
+    });
+
+    it.each(['65536', '-1', '80.5', 'abc', ' 80', '0x50', '1e3'])(
+      'rejects "%s" in one clear line',
+      (port) => {
+        const error = configError({ PORT: port });
+        expect(error.name).toBe('ConfigError');
+        expect(error.message).toBe(`PORT must be an integer from 0 to 65535 (got "${port}")`);
+      },
+    );
+  });
+
+  describe('SQLITE_BUSY_TIMEOUT_MS', () => {
+    it('rejects a value above the maximum', () => {
+      expect(configError({ SQLITE_BUSY_TIMEOUT_MS: '600001' }).message).toBe(
+        'SQLITE_BUSY_TIMEOUT_MS must be an integer from 0 to 600000 (got "600001")',
+      );
+    });
+  });
+
+  describe('SQLITE_SYNCHRONOUS', () => {
+    it.each([
+      ['FULL', 'FULL'],
+      ['full', 'FULL'],
+      ['NORMAL', 'NORMAL'],
+      ['Normal', 'NORMAL'],
+    ])('accepts %s as %s', (raw, expected) => {
+      expect(loadConfig({ SQLITE_SYNCHRONOUS: raw }).sqliteSynchronous).toBe(expected);
+    });
+
+    it.each(['OFF', 'EXTRA', '2', ' FULL'])('rejects "%s"', (raw) => {
+      expect(configError({ SQLITE_SYNCHRONOUS: raw }).message).toBe(
+        `SQLITE_SYNCHRONOUS must be one of FULL, NORMAL (got "${raw}")`,
+      );
+    });
+  });
+
+  describe('base URLs', () => {
+    it.each(['PRODUCTION_BASE_URL', 'STAGING_BASE_URL'] as const)(
+      'strips trailing slashes from %s',
+      (name) => {
+        const config = loadConfig({ [name]: 'https://example.org/v1//' });
+        expect(name === 'PRODUCTION_BASE_URL' ? config.productionBaseUrl : config.stagingBaseUrl).toBe(
+          'https://example.org/v1',
+        );
+      },
+    );
+
+    it.each([
+      ['PRODUCTION_BASE_URL', 'api.example.org/v1'],
+      ['PRODUCTION_BASE_URL', '/v1'],
+      ['PRODUCTION_BASE_URL', 'ftp://example.org/v1'],
+      ['STAGING_BASE_URL', 'not a url'],
+      ['STAGING_BASE_URL', 'javascript:alert(1)'],
+      ['STAGING_BASE_URL', 'file:///etc/passwd'],
+    ])('rejects %s=%s', (name, raw) => {
+      expect(configError({ [name]: raw }).message).toBe(
+        `${name} must be an absolute http(s) URL (got "${raw}")`,
+      );
+    });
+  });
+
+  describe('HOST', () => {
+    it.each(['localhost', '::1', '[::1]', '10.0.0.1', 'api-host.internal'])('accepts %s', (host) => {
+      expect(loadConfig({ HOST: host }).host).toBe(host);
+    });
+
+    it('rejects a value that is not a host name or address', () => {
+      expect(configError({ HOST: 'exa mple' }).message).toBe(
+        'HOST must be a host name or IP address (got "exa mple")',
+      );
+    });
+  });
+
+  describe('API_KEYS', () => {
+    const good = 'Valid-Key_0123456789';
+
+    it.each([
+      ['too short', 'sekrit0123456'],
+      ['15 characters', 'abcdefghijklmno'],
+      ['a space inside', 'secret key 0123456789'],
+      ['a forbidden character', 'secret$key0123456789'],
+      ['padding in the middle', 'secret=key0123456789'],
+      ['non-ASCII', 'sécretkey0123456789'],
+    ])('rejects a key with %s, naming its position but never the key', (_label, key) => {
+      const error = configError({ API_KEYS: `${good},${key}` });
+
+      expect(error.message).toBe(
+        'API_KEYS entry 2 is not a valid key: use at least 16 characters of A-Z a-z 0-9 - . _ ~ + /',
+      );
+      expect(error.message).not.toContain(key);
+      expect(error.stack ?? '').not.toContain(key);
+    });
+
+    it('accepts exactly 16 characters and trailing padding', () => {
+      expect(loadConfig({ API_KEYS: 'abcdefghijklmnop,abcdefghijklmnop==' }).apiKeys).toEqual([
+        'abcdefghijklmnop',
+        'abcdefghijklmnop==',
+      ]);
+    });
+
+    it('ignores empty entries', () => {
+      expect(loadConfig({ API_KEYS: `,${good},,` }).apiKeys).toEqual([good]);
+    });
+  });
+
+  describe('DATABASE_PATH', () => {
+    it('keeps :memory: and has no bootstrap key file', () => {
+      const config = loadConfig({ DATABASE_PATH: ':memory:' });
+
+      expect(config.databasePath).toBe(':memory:');
+      expect(config.bootstrapKeyPath).toBeNull();
+    });
+
+    it('resolves a relative path against the working directory and keeps the key beside it', () => {
+      const config = loadConfig({ DATABASE_PATH: 'var/db/pets.sqlite' });
+
+      expect(config.databasePath).toBe(resolve(process.cwd(), 'var', 'db', 'pets.sqlite'));
+      expect(config.bootstrapKeyPath).toBe(resolve(process.cwd(), 'var', 'db', 'bootstrap-api-key'));
+    });
+
+    it('keeps an absolute path as given', () => {
+      const absolute = join(resolve('/'), 'tmp', 'pets.sqlite');
+
+      expect(loadConfig({ DATABASE_PATH: absolute })).toMatchObject({
+        databasePath: absolute,
+        bootstrapKeyPath: join(resolve('/'), 'tmp', 'bootstrap-api-key'),
+      });
+    });
+
+    it('rejects a path holding a NUL character', () => {
+      expect(configError({ DATABASE_PATH: 'pets\0.sqlite' }).message).toBe(
+        'DATABASE_PATH must be a file path or :memory:',
+      );
+    });
+  });
+});

@@ -1,0 +1,150 @@
+import { Repository } from 'typeorm';
+import { ApiException } from '../common/errors/api-exception';
+import { NewPetDto } from './dto/new-pet.dto';
+import { PetEntity } from './pet.entity';
+import { PetStatus } from './pet-status';
+import { PetsService } from './pets.service';
+
+type MockRepository = { find: jest.Mock; insert: jest.Mock; findOneBy: jest.Mock };
+
+function newPet(fields: Partial<NewPetDto>): NewPetDto {
+  return Object.assign(new NewPetDto(), fields);
+}
+
+async function notFound(promise: Promise<unknown>) {
+  let thrown: unknown;
+  try {
+    await promise;
+  } catch (error) {
+    thrown = error;
+  }
+  expect(thrown).toBeInstanceOf(ApiException);
+  const error = thrown as ApiException;
+  return { code: error.code, status: error.getStatus(), message: error.message, details: error.details };
+}
+
+describe('PetsService', () => {
+  let repository: MockRepository;
+  let service: PetsService;
+
+  const rex: PetEntity = { id: 1, name: 'Rex', categoryId: 7, status: PetStatus.available };
+  const tom: PetEntity = { id: 2, name: 'Tom', categoryId: 3, status: null };
+
+  beforeEach(() => {
+    repository = { find: jest.fn(), insert: jest.fn(), findOneBy: jest.fn() };
+    service = new PetsService(repository as unknown as Repository<PetEntity>);
+  });
+
+  describe('list', () => {
+    it('asks for a page in ascending id order without a filter', async () => {
+      repository.find.mockResolvedValue([rex, tom]);
+
+      await expect(service.list({ limit: 20 })).resolves.toEqual([rex, tom]);
+      expect(repository.find).toHaveBeenCalledTimes(1);
+      expect(repository.find).toHaveBeenCalledWith({ where: {}, order: { id: 'ASC' }, take: 20 });
+    });
+
+    it('filters by status and passes the limit', async () => {
+      repository.find.mockResolvedValue([rex]);
+
+      await expect(service.list({ limit: 5, status: PetStatus.sold })).resolves.toEqual([rex]);
+      expect(repository.find).toHaveBeenCalledWith({
+        where: { status: PetStatus.sold },
+        order: { id: 'ASC' },
+        take: 5,
+      });
+    });
+
+    it('passes a repository failure on', async () => {
+      repository.find.mockRejectedValue(new Error('SQLITE_BUSY'));
+
+      await expect(service.list({ limit: 1 })).rejects.toThrow('SQLITE_BUSY');
+    });
+  });
+
+  describe('create', () => {
+    it('inserts the animal and returns it with the id the database gave', async () => {
+      repository.insert.mockResolvedValue({ identifiers: [{ id: 12 }], generatedMaps: [], raw: 12 });
+
+      await expect(
+        service.create(newPet({ name: 'Rex', categoryId: 7, status: PetStatus.pending })),
+      ).resolves.toEqual({
+        id: 12,
+        name: 'Rex',
+        categoryId: 7,
+        status: 'pending',
+      });
+      expect(repository.insert).toHaveBeenCalledTimes(1);
+      expect(repository.insert).toHaveBeenCalledWith({ name: 'Rex', categoryId: 7, status: 'pending' });
+    });
+
+    it('stores and returns a null status when none was sent', async () => {
+      repository.insert.mockResolvedValue({ identifiers: [{ id: 3 }], generatedMaps: [], raw: 3 });
+
+      await expect(service.create(newPet({ name: 'Tom', categoryId: 3 }))).resolves.toEqual({
+        id: 3,
+        name: 'Tom',
+        categoryId: 3,
+        status: null,
+      });
+      expect(repository.insert).toHaveBeenCalledWith({ name: 'Tom', categoryId: 3, status: null });
+    });
+
+    it('turns an id the driver gives as a string into a number', async () => {
+      repository.insert.mockResolvedValue({
+        identifiers: [{ id: '9007199254740991' }],
+        generatedMaps: [],
+        raw: 0,
+      });
+
+      const pet = await service.create(newPet({ name: 'Rex', categoryId: 1 }));
+
+      expect(pet.id).toBe(9007199254740991);
+    });
+
+    it('stores the name exactly as sent', async () => {
+      repository.insert.mockResolvedValue({ identifiers: [{ id: 4 }], generatedMaps: [], raw: 4 });
+
+      await service.create(newPet({ name: '  Zoë 😀  ', categoryId: 1 }));
+
+      expect(repository.insert).toHaveBeenCalledWith({ name: '  Zoë 😀  ', categoryId: 1, status: null });
+    });
+
+    it('fails when the insert fails', async () => {
+      repository.insert.mockRejectedValue(new Error('SQLITE_FULL'));
+
+      await expect(service.create(newPet({ name: 'Rex', categoryId: 1 }))).rejects.toThrow('SQLITE_FULL');
+    });
+  });
+
+  describe('get', () => {
+    it('returns the animal with the id', async () => {
+      repository.findOneBy.mockResolvedValue(tom);
+
+      await expect(service.get(2)).resolves.toEqual(tom);
+      expect(repository.findOneBy).toHaveBeenCalledWith({ id: 2 });
+    });
+
+    it('throws not_found when no animal has the id', async () => {
+      repository.findOneBy.mockResolvedValue(null);
+
+      expect(await notFound(service.get(99))).toEqual({
+        code: 'not_found',
+        status: 404,
+        message: 'No animal has id 99.',
+        details: undefined,
+      });
+      expect(repository.findOneBy).toHaveBeenCalledWith({ id: 99 });
+    });
+
+    it('throws not_found for an id no animal can have, without asking the database', async () => {
+      expect(await notFound(service.get(null))).toEqual({
+        code: 'not_found',
+        status: 404,
+        message: 'No animal has this id.',
+        details: undefined,
+      });
+      expect(repository.findOneBy).not.toHaveBeenCalled();
+    });
+  });
+});

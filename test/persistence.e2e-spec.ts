@@ -1,0 +1,167 @@
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import request from 'supertest';
+import type { App } from 'supertest/types';
+import { AUTH, startApp, tempDir } from './support/app';
+import { exitOf, launchService, spawnService, stopService } from './support/process';
+
+describe('Persistence on a real SQLite file (e2e)', () => {
+  let dir: ReturnType<typeof tempDir>;
+  let databasePath: string;
+
+  beforeEach(() => {
+    dir = tempDir();
+    databasePath = join(dir.path, 'nested', 'petstore.sqlite');
+  });
+
+  afterEach(() => dir.cleanup());
+
+  it('creates the database and its folder on first start, in WAL mode, and keeps data across a restart', async () => {
+    const first = await startApp({ DATABASE_PATH: databasePath });
+    const created = await request(first.getHttpServer() as App)
+      .post('/v1/pets')
+      .set(AUTH)
+      .send({ name: 'Survivor', categoryId: 4, status: 'sold' });
+    expect(created.status).toBe(201);
+    await first.close();
+    expect(statSync(databasePath).isFile()).toBe(true);
+
+    const second = await startApp({ DATABASE_PATH: databasePath });
+    const server = second.getHttpServer() as App;
+    const read = await request(server).get(`/v1/pets/${created.body.id}`).set(AUTH);
+    expect(read.body).toEqual(created.body);
+    const next = await request(server).post('/v1/pets').set(AUTH).send({ name: 'Second', categoryId: 4 });
+    expect(next.body.id).toBe(created.body.id + 1);
+    await second.close();
+
+    const header = readFileSync(databasePath).subarray(18, 20);
+    expect([...header]).toEqual([2, 2]); // file format bytes 18-19 = 2: WAL mode
+  });
+
+  it('200 concurrent creates on a file all succeed with unique ids', async () => {
+    const app = await startApp({ DATABASE_PATH: databasePath });
+    const server = app.getHttpServer() as App;
+    const results = await Promise.all(
+      Array.from({ length: 200 }, (_, i) =>
+        request(server)
+          .post('/v1/pets')
+          .set(AUTH)
+          .send({ name: `Writer ${i}`, categoryId: 1 }),
+      ),
+    );
+    const list = await request(server).get('/v1/pets?limit=100').set(AUTH);
+    await app.close();
+    expect(results.map((res) => res.status)).toEqual(Array(200).fill(201));
+    expect(new Set(results.map((res) => res.body.id)).size).toBe(200);
+    expect(list.body).toHaveLength(100);
+  });
+
+  it('every acknowledged animal survives a killed process', async () => {
+    const env = { DATABASE_PATH: databasePath, API_KEYS: AUTH.Authorization.slice(7) };
+    const service = await spawnService(env);
+    const acknowledged: Array<Record<string, unknown>> = [];
+    let stop = false;
+    const writer = async (w: number) => {
+      for (let i = 0; !stop; i++) {
+        try {
+          const res = await fetch(`${service.url}/v1/pets`, {
+            method: 'POST',
+            headers: { ...AUTH, 'Content-Type': 'application/json' },
+            body: JSON.stringify({ name: `Crash ${w}-${i}`, categoryId: w + 1, status: 'pending' }),
+          });
+          if (res.status === 201) acknowledged.push((await res.json()) as Record<string, unknown>);
+        } catch {
+          return; // the connection died with the process
+        }
+      }
+    };
+    const writers = Array.from({ length: 8 }, (_, w) => writer(w));
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    service.child.kill('SIGKILL');
+    stop = true;
+    await Promise.all(writers);
+    expect(acknowledged.length).toBeGreaterThan(20);
+
+    const restarted = await startApp({ DATABASE_PATH: databasePath });
+    const server = restarted.getHttpServer() as App;
+    for (const pet of acknowledged) {
+      const read = await request(server)
+        .get(`/v1/pets/${pet.id as number}`)
+        .set(AUTH);
+      expect(read.body).toEqual(pet);
+    }
+    await restarted.close();
+  });
+});
+
+describe('First run without API_KEYS (e2e, real process)', () => {
+  let dir: ReturnType<typeof tempDir>;
+
+  beforeEach(() => (dir = tempDir()));
+  afterEach(() => dir.cleanup());
+
+  it('generates a key, prints it once, keeps it across restarts, and never starts open', async () => {
+    const env = { DATABASE_PATH: join(dir.path, 'data', 'petstore.sqlite') };
+    const first = await spawnService(env);
+    const keyFile = join(dir.path, 'data', 'bootstrap-api-key');
+    const key = readFileSync(keyFile, 'utf8').trim();
+    expect(key).toMatch(/^pet_[A-Za-z0-9_-]{43}$/);
+    expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+    expect(first.output()).toContain(key);
+    expect((await fetch(`${first.url}/v1/pets`)).status).toBe(401);
+    const authorized = await fetch(`${first.url}/v1/pets`, { headers: { Authorization: `Bearer ${key}` } });
+    expect(authorized.status).toBe(200);
+    await stopService(first);
+
+    const second = await spawnService(env);
+    expect(second.output()).not.toContain(key);
+    expect(second.output()).toContain(keyFile);
+    const again = await fetch(`${second.url}/v1/pets`, { headers: { Authorization: `Bearer ${key}` } });
+    expect(again.status).toBe(200);
+    await stopService(second);
+  });
+
+  it('API_KEYS, when set, are the only keys accepted', async () => {
+    const service = await spawnService({
+      DATABASE_PATH: join(dir.path, 'db.sqlite'),
+      API_KEYS: 'first-key-0123456789, second-key-0123456789',
+    });
+    const status = async (key: string) =>
+      (await fetch(`${service.url}/v1/pets`, { headers: { Authorization: `Bearer ${key}` } })).status;
+    expect(await status('first-key-0123456789')).toBe(200);
+    expect(await status('second-key-0123456789')).toBe(200);
+    expect(await status('third-key-0123456789')).toBe(401);
+    expect(service.output()).not.toContain('first-key-0123456789');
+    await stopService(service);
+  });
+});
+
+describe('Start-up configuration errors (real process)', () => {
+  it.each([
+    [
+      { PORT: 'eighty' },
+      /^petstore: configuration error: PORT must be an integer from 0 to 65535 \(got "eighty"\)$/,
+    ],
+    [
+      { SQLITE_SYNCHRONOUS: 'OFF' },
+      /^petstore: configuration error: SQLITE_SYNCHRONOUS must be one of FULL, NORMAL/,
+    ],
+    [{ API_KEYS: 'short' }, /^petstore: configuration error: API_KEYS entry 1 is not a valid key/],
+  ])('%o stops start-up with one clear line and exit code 1', async (env, message) => {
+    const { code, output } = await exitOf(launchService({ DATABASE_PATH: ':memory:', ...env }));
+    expect(code).toBe(1);
+    expect(output.trim().split('\n')).toHaveLength(1);
+    expect(output.trim()).toMatch(message);
+    expect(output).not.toContain('short');
+  });
+
+  it('a database that cannot be opened stops start-up with one line, no stack trace', async () => {
+    const { code, output } = await exitOf(
+      launchService({ DATABASE_PATH: '/dev/null/petstore.sqlite', API_KEYS: 'a-valid-key-0123456789' }),
+    );
+    expect(code).toBe(1);
+    expect(output.trim().split('\n')).toHaveLength(1);
+    expect(output).toMatch(/^petstore: could not start: /);
+    expect(output).not.toMatch(/\n\s+at /);
+  });
+});
