@@ -1,6 +1,7 @@
 import { MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { deprecationHeaders } from './deprecation';
+import { PetCache } from './pet-cache';
 import { PetEntity } from './pet.entity';
 import { PetsController } from './pets.controller';
 import { PetsService } from './pets.service';
@@ -8,7 +9,7 @@ import { PetsService } from './pets.service';
 @Module({
   imports: [TypeOrmModule.forFeature([PetEntity])],
   controllers: [PetsController],
-  providers: [PetsService],
+  providers: [PetsService, { provide: PetCache, useFactory: () => new PetCache() }],
   exports: [PetsService],
 })
 export class PetsModule implements NestModule {
