@@ -5,17 +5,26 @@ import { ListPetsQueryDto } from './dto/list-pets-query.dto';
 import { NewPetDto } from './dto/new-pet.dto';
 import { PetDto } from './dto/pet.dto';
 import { PetIdPipe } from './pet-id.pipe';
+import { PetEntity } from './pet.entity';
 import { PetsService } from './pets.service';
 
 @Controller('pets')
 export class PetsController {
+  /** Response bodies of the pages the service hands out again (its cached pages). */
+  private readonly bodies = new WeakMap<readonly PetEntity[], PetDto[]>();
+
   constructor(private readonly pets: PetsService) {}
 
   /** List all animals: a page of at most `limit`, in ascending id order. */
   @Get()
   async listPets(@Query() query: ListPetsQueryDto): Promise<PetDto[]> {
     const pets = await this.pets.list(query);
-    return pets.map((pet) => PetDto.fromEntity(pet));
+    let body = this.bodies.get(pets);
+    if (!body) {
+      body = pets.map((pet) => PetDto.fromEntity(pet));
+      this.bodies.set(pets, body);
+    }
+    return body;
   }
 
   /** Add an animal. */
