@@ -22,7 +22,6 @@ describe('loadConfig', () => {
       sqliteSynchronous: 'FULL',
       sqliteBusyTimeoutMs: 5000,
       apiKeys: [],
-      bootstrapKeyPath: resolve('data', 'bootstrap-api-key'),
       productionBaseUrl: 'https://api.petstore.example.com/v1',
       stagingBaseUrl: 'https://staging-api.petstore.example.com/v1',
       bodyLimitBytes: 16384,
@@ -70,7 +69,6 @@ describe('loadConfig', () => {
       sqliteSynchronous: 'NORMAL',
       sqliteBusyTimeoutMs: 250,
       apiKeys: ['key-one-0123456789abcdef', 'key_two.0123456789~+/='],
-      bootstrapKeyPath: join(resolve('/'), 'srv', 'petstore', 'bootstrap-api-key'),
       productionBaseUrl: 'https://api.example.org/v1',
       stagingBaseUrl: 'http://staging.example.org:8080/v1',
       bodyLimitBytes: 16384,
@@ -187,27 +185,20 @@ describe('loadConfig', () => {
   });
 
   describe('DATABASE_PATH', () => {
-    it('keeps :memory: and has no bootstrap key file', () => {
-      const config = loadConfig({ DATABASE_PATH: ':memory:' });
-
-      expect(config.databasePath).toBe(':memory:');
-      expect(config.bootstrapKeyPath).toBeNull();
+    it('keeps :memory:', () => {
+      expect(loadConfig({ DATABASE_PATH: ':memory:' }).databasePath).toBe(':memory:');
     });
 
-    it('resolves a relative path against the working directory and keeps the key beside it', () => {
-      const config = loadConfig({ DATABASE_PATH: 'var/db/pets.sqlite' });
-
-      expect(config.databasePath).toBe(resolve(process.cwd(), 'var', 'db', 'pets.sqlite'));
-      expect(config.bootstrapKeyPath).toBe(resolve(process.cwd(), 'var', 'db', 'bootstrap-api-key'));
+    it('resolves a relative path against the working directory', () => {
+      expect(loadConfig({ DATABASE_PATH: 'var/db/pets.sqlite' }).databasePath).toBe(
+        resolve(process.cwd(), 'var', 'db', 'pets.sqlite'),
+      );
     });
 
     it('keeps an absolute path as given', () => {
       const absolute = join(resolve('/'), 'tmp', 'pets.sqlite');
 
-      expect(loadConfig({ DATABASE_PATH: absolute })).toMatchObject({
-        databasePath: absolute,
-        bootstrapKeyPath: join(resolve('/'), 'tmp', 'bootstrap-api-key'),
-      });
+      expect(loadConfig({ DATABASE_PATH: absolute }).databasePath).toBe(absolute);
     });
 
     it('rejects a path holding a NUL character', () => {

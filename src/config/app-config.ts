@@ -16,10 +16,8 @@ export interface AppConfig {
   readonly sqliteSynchronous: SqliteSynchronous;
   /** Milliseconds a writer waits for a lock before SQLite reports busy. */
   readonly sqliteBusyTimeoutMs: number;
-  /** Keys from `API_KEYS`; empty when unset (a bootstrap key is then used). */
+  /** Keys from `API_KEYS`, accepted beside the stored keys; empty when unset. */
   readonly apiKeys: readonly string[];
-  /** Where the generated first-run key is kept when `API_KEYS` is unset. */
-  readonly bootstrapKeyPath: string | null;
   readonly productionBaseUrl: string;
   readonly stagingBaseUrl: string;
   readonly bodyLimitBytes: number;
@@ -114,7 +112,6 @@ export function loadConfig(env: Env): AppConfig {
     sqliteSynchronous: oneOf(env, 'SQLITE_SYNCHRONOUS', ['FULL', 'NORMAL'] as const, 'FULL'),
     sqliteBusyTimeoutMs: integer(env, 'SQLITE_BUSY_TIMEOUT_MS', 5000, 0, 600000),
     apiKeys: apiKeys(env),
-    bootstrapKeyPath: database === ':memory:' ? null : resolve(database, '..', 'bootstrap-api-key'),
     productionBaseUrl: url(env, 'PRODUCTION_BASE_URL', 'https://api.petstore.example.com/v1'),
     stagingBaseUrl: url(env, 'STAGING_BASE_URL', 'https://staging-api.petstore.example.com/v1'),
     bodyLimitBytes: 16 * 1024,

@@ -2,10 +2,11 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DataSource, DataSourceOptions } from 'typeorm';
 import { AppConfig } from '../config/app-config';
+import { ApiKeyEntity } from '../api-keys/api-key.entity';
 import { PetEntity } from '../pets/pet.entity';
 import { MIGRATIONS } from './migrations';
 
-export const ENTITIES = [PetEntity];
+export const ENTITIES = [PetEntity, ApiKeyEntity];
 
 /**
  * The TypeORM options for the configured database: migrations applied at start, never
