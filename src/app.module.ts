@@ -18,7 +18,7 @@ export class AppModule {
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: AppModule,
-      imports: [AppConfigModule.forRoot(config), DatabaseModule, AuthModule, PetsModule],
+      imports: [AppConfigModule.forRoot(config), DatabaseModule.forRoot(config), AuthModule, PetsModule],
       providers: [
         { provide: APP_PIPE, useClass: RequestValidationPipe },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },

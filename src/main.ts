@@ -1,6 +1,6 @@
 import { KEY_SETUP } from './common/auth/auth.module';
 import { KeySetup } from './common/auth/key-setup';
-import { AppConfig } from './config/app-config';
+import { AppConfig, describeDatabase } from './config/app-config';
 import { configFromEnvironment } from './config/environment';
 import { createApp, DOCS_PATH } from './setup-app';
 
@@ -8,11 +8,11 @@ function banner(url: string, config: AppConfig, keys: KeySetup): string {
   const lines = [
     `Pet Store API listening on ${url}/v1`,
     `Swagger UI: ${url}/${DOCS_PATH}  (OpenAPI: ${url}/${DOCS_PATH}-json)`,
-    `Database: ${config.databasePath} (SQLite, WAL, synchronous=${config.sqliteSynchronous})`,
+    `Database: ${describeDatabase(config)}`,
   ];
   if (keys.newKey) {
     const kept =
-      config.databasePath === ':memory:'
+      config.databaseUrl === null && config.databasePath === ':memory:'
         ? 'The database is in memory: a new key is made at every start.'
         : 'Only its SHA-256 digest is stored (name "bootstrap"); copy the key now.';
     lines.push(

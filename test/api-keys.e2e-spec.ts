@@ -8,7 +8,7 @@ import type { App } from 'supertest/types';
 import { VERIFY_CACHE_MS } from '../src/api-keys/api-keys.service';
 import { loadConfig } from '../src/config/app-config';
 import { createApp } from '../src/setup-app';
-import { tempDir, TEST_KEY } from './support/app';
+import { tempDir, TEST_KEY, testDatabaseEnv } from './support/app';
 import { exitOf, launchService, spawnService, stopService } from './support/process';
 
 const run = promisify(execFile);
@@ -17,14 +17,14 @@ const KEY_PATTERN = /pet_[A-Za-z0-9_-]{43}/;
 
 /** The real CLI entry point, run as a separate process on the given database. */
 async function apikey(
-  databasePath: string,
+  database: Record<string, string>,
   ...args: string[]
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
     const { stdout, stderr } = await run(
       process.execPath,
       ['-r', 'ts-node/register/transpile-only', 'src/cli/apikey.ts', ...args],
-      { cwd: ROOT, env: { PATH: process.env.PATH ?? '', DATABASE_PATH: databasePath } },
+      { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...database } },
     );
     return { code: 0, stdout, stderr };
   } catch (error) {
@@ -47,17 +47,17 @@ class CapturingLogger implements LoggerService {
 
 describe('Stored API keys (e2e: real CLI, real app, one SQLite file)', () => {
   let dir: ReturnType<typeof tempDir>;
-  let databasePath: string;
+  let database: Record<string, string>;
   let app: NestExpressApplication;
   let http: App;
   let logger: CapturingLogger;
 
   beforeAll(async () => {
     dir = tempDir();
-    databasePath = join(dir.path, 'petstore.sqlite');
+    database = testDatabaseEnv(join(dir.path, 'petstore.sqlite'));
     logger = new CapturingLogger();
     // API_KEYS is set too: environment keys and stored keys work side by side.
-    const config = loadConfig({ DATABASE_PATH: databasePath, API_KEYS: TEST_KEY });
+    const config = loadConfig({ ...database, API_KEYS: TEST_KEY });
     app = await createApp(config, { logger });
     await app.init();
     http = app.getHttpServer();
@@ -72,7 +72,7 @@ describe('Stored API keys (e2e: real CLI, real app, one SQLite file)', () => {
     (await request(http).get('/v1/pets').set('Authorization', `Bearer ${key}`)).status;
 
   it('create → use → revoke → 401, while the environment key keeps working', async () => {
-    const created = await apikey(databasePath, 'create', '--name', 'mobile-app');
+    const created = await apikey(database, 'create', '--name', 'mobile-app');
     expect(created.code).toBe(0);
     const key = KEY_PATTERN.exec(created.stdout)?.[0];
     expect(key).toBeDefined();
@@ -81,13 +81,13 @@ describe('Stored API keys (e2e: real CLI, real app, one SQLite file)', () => {
     expect(await status(key!)).toBe(200);
     expect(await status(TEST_KEY)).toBe(200);
 
-    const listed = await apikey(databasePath, 'list');
+    const listed = await apikey(database, 'list');
     expect(listed.code).toBe(0);
     expect(listed.stdout).toContain('mobile-app');
     expect(listed.stdout).toContain(key!.slice(0, 12));
     expect(listed.stdout).not.toContain(key);
 
-    const revoked = await apikey(databasePath, 'revoke', key!.slice(0, 12));
+    const revoked = await apikey(database, 'revoke', key!.slice(0, 12));
     expect(revoked.code).toBe(0);
     expect(revoked.stdout).toMatch(/^Revoked API key \d+ "mobile-app"/);
 
@@ -98,7 +98,7 @@ describe('Stored API keys (e2e: real CLI, real app, one SQLite file)', () => {
     expect(refused.headers['www-authenticate']).toBe('Bearer realm="petstore", error="invalid_token"');
     expect(await status(TEST_KEY)).toBe(200);
 
-    const afterRevoke = JSON.parse((await apikey(databasePath, 'list', '--json')).stdout) as Array<{
+    const afterRevoke = JSON.parse((await apikey(database, 'list', '--json')).stdout) as Array<{
       name: string;
       revokedAt: string | null;
       lastUsedAt: string | null;
@@ -110,15 +110,15 @@ describe('Stored API keys (e2e: real CLI, real app, one SQLite file)', () => {
   });
 
   it('revoking one key leaves the others working', async () => {
-    const first = KEY_PATTERN.exec((await apikey(databasePath, 'create', '--name', 'one')).stdout)![0];
-    const second = KEY_PATTERN.exec((await apikey(databasePath, 'create', '--name', 'two')).stdout)![0];
+    const first = KEY_PATTERN.exec((await apikey(database, 'create', '--name', 'one')).stdout)![0];
+    const second = KEY_PATTERN.exec((await apikey(database, 'create', '--name', 'two')).stdout)![0];
     expect(await status(first)).toBe(200);
-    const listed = JSON.parse((await apikey(databasePath, 'list', '--json')).stdout) as Array<{
+    const listed = JSON.parse((await apikey(database, 'list', '--json')).stdout) as Array<{
       id: number;
       name: string;
     }>;
     const id = listed.find((entry) => entry.name === 'one')!.id;
-    expect((await apikey(databasePath, 'revoke', String(id))).code).toBe(0);
+    expect((await apikey(database, 'revoke', String(id))).code).toBe(0);
     await new Promise((resolve) => setTimeout(resolve, VERIFY_CACHE_MS + 100));
     expect(await status(first)).toBe(401);
     expect(await status(second)).toBe(200);
@@ -134,11 +134,11 @@ describe('Stored API keys (e2e: real CLI, real app, one SQLite file)', () => {
 
 describe('apikey CLI errors', () => {
   let dir: ReturnType<typeof tempDir>;
-  let databasePath: string;
+  let database: Record<string, string>;
 
   beforeAll(() => {
     dir = tempDir();
-    databasePath = join(dir.path, 'cli.sqlite');
+    database = testDatabaseEnv(join(dir.path, 'cli.sqlite'));
   });
   afterAll(() => dir.cleanup());
 
@@ -152,14 +152,14 @@ describe('apikey CLI errors', () => {
     [['frobnicate'], 2, /^apikey: unknown command "frobnicate"$/m],
     [[], 2, /^usage: npm run apikey -- <command>$/m],
   ])('apikey %p exits %i with a clear message', async (args, code, message) => {
-    const result = await apikey(databasePath, ...args);
+    const result = await apikey(database, ...args);
     expect(result.code).toBe(code);
     expect(result.stderr).toMatch(message);
     expect(result.stderr).not.toMatch(/\n\s+at /);
   });
 
   it('refuses an in-memory database', async () => {
-    const result = await apikey(':memory:', 'list');
+    const result = await apikey({ DATABASE_PATH: ':memory:' }, 'list');
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/:memory:/);
   });
@@ -180,10 +180,10 @@ describe('Keys at start-up (real process)', () => {
   afterEach(() => dir.cleanup());
 
   it('the first-run key is a stored key named "bootstrap", made once', async () => {
-    const databasePath = join(dir.path, 'petstore.sqlite');
-    await stopService(await spawnService({ DATABASE_PATH: databasePath }));
-    await stopService(await spawnService({ DATABASE_PATH: databasePath }));
-    const listed = JSON.parse((await apikey(databasePath, 'list', '--json')).stdout) as Array<{
+    const database = testDatabaseEnv(join(dir.path, 'petstore.sqlite'));
+    await stopService(await spawnService(database));
+    await stopService(await spawnService(database));
+    const listed = JSON.parse((await apikey(database, 'list', '--json')).stdout) as Array<{
       name: string;
     }>;
     expect(listed.map((entry) => entry.name)).toEqual(['bootstrap']);
@@ -191,7 +191,7 @@ describe('Keys at start-up (real process)', () => {
 
   it('in production, with no API_KEYS and no stored key, refuses to start', async () => {
     const { code, output } = await exitOf(
-      launchService({ DATABASE_PATH: join(dir.path, 'prod.sqlite'), NODE_ENV: 'production' }),
+      launchService({ ...testDatabaseEnv(join(dir.path, 'prod.sqlite')), NODE_ENV: 'production' }),
     );
     expect(code).toBe(1);
     expect(output.trim().split('\n')).toHaveLength(1);
@@ -199,9 +199,9 @@ describe('Keys at start-up (real process)', () => {
   });
 
   it('in production, a stored key is enough to start', async () => {
-    const databasePath = join(dir.path, 'prod.sqlite');
-    const key = KEY_PATTERN.exec((await apikey(databasePath, 'create', '--name', 'prod')).stdout)![0];
-    const service = await spawnService({ DATABASE_PATH: databasePath, NODE_ENV: 'production' });
+    const database = testDatabaseEnv(join(dir.path, 'prod.sqlite'));
+    const key = KEY_PATTERN.exec((await apikey(database, 'create', '--name', 'prod')).stdout)![0];
+    const service = await spawnService({ ...database, NODE_ENV: 'production' });
     const res = await fetch(`${service.url}/v1/pets`, { headers: { Authorization: `Bearer ${key}` } });
     await stopService(service);
     expect(res.status).toBe(200);

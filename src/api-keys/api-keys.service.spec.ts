@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { DataSource, Repository } from 'typeorm';
 import { loadConfig } from '../config/app-config';
-import { dataSourceOptions } from '../database/database.options';
+import { openDatabase } from '../database/database.options';
 import { ApiKeyEntity } from './api-key.entity';
 import {
   ApiKeyError,
@@ -39,8 +39,7 @@ describe('ApiKeysService (in-memory SQLite)', () => {
   let service: ApiKeysService;
 
   beforeEach(async () => {
-    dataSource = new DataSource(dataSourceOptions(loadConfig({ DATABASE_PATH: ':memory:' })));
-    await dataSource.initialize();
+    dataSource = await openDatabase(loadConfig({ DATABASE_PATH: ':memory:' }));
     repository = dataSource.getRepository(ApiKeyEntity);
     service = new ApiKeysService(repository);
   });

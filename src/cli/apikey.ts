@@ -5,7 +5,7 @@ import { ApiKeyEntity } from '../api-keys/api-key.entity';
 import { ApiKeyError, ApiKeysService } from '../api-keys/api-keys.service';
 import { AppConfig } from '../config/app-config';
 import { configFromEnvironment } from '../config/environment';
-import { applyDurability, dataSourceOptions } from '../database/database.options';
+import { dataSourceOptions, openDatabase } from '../database/database.options';
 
 const USAGE = `usage: npm run apikey -- <command>
   create --name <client>   create a key for a client and print it (shown only this once)
@@ -115,14 +115,13 @@ export async function apiKeyCli(argv: string[], config: AppConfig, io: Output): 
     (command === undefined ? io.err : io.out)(USAGE);
     return command === undefined ? EXIT_USAGE : EXIT_OK;
   }
-  if (config.databasePath === ':memory:') {
+  if (config.databaseUrl === null && config.databasePath === ':memory:') {
     io.err('apikey: DATABASE_PATH is :memory:, so there are no stored keys to manage');
     return EXIT_FAILED;
   }
   let dataSource: DataSource | undefined;
   try {
-    dataSource = await new DataSource({ ...dataSourceOptions(config), logging: false }).initialize();
-    await applyDurability(dataSource, config);
+    dataSource = await openDatabase(config, { ...dataSourceOptions(config), logging: false });
     await run(command, args, new ApiKeysService(dataSource.getRepository(ApiKeyEntity)), io);
     return EXIT_OK;
   } catch (error) {

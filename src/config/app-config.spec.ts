@@ -1,5 +1,5 @@
 import { join, resolve } from 'node:path';
-import { AppConfig, ConfigError, loadConfig } from './app-config';
+import { AppConfig, ConfigError, describeDatabase, loadConfig } from './app-config';
 
 /** The error `loadConfig(env)` throws, or a failure if it throws nothing. */
 function configError(env: Record<string, string | undefined>): ConfigError {
@@ -19,6 +19,11 @@ describe('loadConfig', () => {
       port: 3000,
       host: '0.0.0.0',
       databasePath: resolve('data', 'petstore.sqlite'),
+      databaseUrl: null,
+      databaseSchema: 'public',
+      dbPoolSize: 10,
+      dbConnectTimeoutMs: 5000,
+      dbStatementTimeoutMs: 15000,
       sqliteSynchronous: 'FULL',
       sqliteBusyTimeoutMs: 5000,
       apiKeys: [],
@@ -60,6 +65,11 @@ describe('loadConfig', () => {
         API_KEYS: ' key-one-0123456789abcdef , key_two.0123456789~+/= ,',
         PRODUCTION_BASE_URL: 'https://api.example.org/v1/',
         STAGING_BASE_URL: 'http://staging.example.org:8080/v1',
+        DATABASE_URL: 'postgres://app:secret@db.internal:5433/pets',
+        DATABASE_SCHEMA: 'petstore',
+        DB_POOL_SIZE: '20',
+        DB_CONNECT_TIMEOUT_MS: '2000',
+        DB_STATEMENT_TIMEOUT_MS: '3000',
       }),
     ).toEqual({
       nodeEnv: 'production',
@@ -72,6 +82,61 @@ describe('loadConfig', () => {
       productionBaseUrl: 'https://api.example.org/v1',
       stagingBaseUrl: 'http://staging.example.org:8080/v1',
       bodyLimitBytes: 16384,
+      databaseUrl: 'postgres://app:secret@db.internal:5433/pets',
+      databaseSchema: 'petstore',
+      dbPoolSize: 20,
+      dbConnectTimeoutMs: 2000,
+      dbStatementTimeoutMs: 3000,
+    });
+  });
+
+  describe('PostgreSQL', () => {
+    it('builds the URL from DB_TYPE=postgres and its parts, escaping them', () => {
+      const config = loadConfig({
+        DB_TYPE: 'postgres',
+        DB_HOST: 'db.internal',
+        DB_PORT: '6543',
+        DB_USER: 'pet store',
+        DB_PASSWORD: 'p@ss/word',
+        DB_NAME: 'pets',
+      });
+      expect(config.databaseUrl).toBe('postgres://pet%20store:p%40ss%2Fword@db.internal:6543/pets');
+    });
+
+    it('stays on SQLite without DATABASE_URL or DB_TYPE=postgres', () => {
+      expect(loadConfig({ DB_TYPE: 'sqlite' }).databaseUrl).toBeNull();
+    });
+
+    it.each([
+      [
+        { DATABASE_URL: 'mysql://root:secret@db/pets' },
+        'DATABASE_URL must start with postgres:// or postgresql://',
+      ],
+      [
+        { DATABASE_URL: 'not a url with secret' },
+        'DATABASE_URL must be a URL like postgres://user:password@host:5432/database',
+      ],
+      [
+        { DATABASE_URL: 'postgres://u:secret@h/d', DB_TYPE: 'sqlite' },
+        'DATABASE_URL is set but DB_TYPE is sqlite: unset one of them',
+      ],
+      [{ DB_TYPE: 'oracle' }, 'DB_TYPE must be sqlite or postgres (got "oracle")'],
+      [
+        { DATABASE_SCHEMA: 'Bad-Schema' },
+        'DATABASE_SCHEMA must be a lower-case SQL identifier (got "Bad-Schema")',
+      ],
+      [{ DB_POOL_SIZE: '1' }, 'DB_POOL_SIZE must be an integer from 2 to 1000 (got "1")'],
+    ])('rejects %o in one line that never shows the password', (env, message) => {
+      const error = configError(env);
+      expect(error.message).toBe(message);
+      expect(error.message).not.toContain('secret');
+    });
+
+    it('describes the database without its password', () => {
+      const config = loadConfig({ DATABASE_URL: 'postgres://app:secret@db.internal:5433/pets' });
+      expect(describeDatabase(config)).toBe(
+        'postgres://app:***@db.internal:5433/pets (PostgreSQL, schema public)',
+      );
     });
   });
 
