@@ -29,9 +29,7 @@ describeOnPostgres('PostgreSQL (real server)', () => {
     );
 
     const second = await startApp(database);
-    const read = await request(second.getHttpServer())
-      .get(`/v1/pets/${created.body.id}`)
-      .set(AUTH);
+    const read = await request(second.getHttpServer()).get(`/v1/pets/${created.body.id}`).set(AUTH);
     await second.close();
     expect(read.text).toBe(created.text);
   });
