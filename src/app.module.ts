@@ -7,6 +7,7 @@ import { AppConfig } from './config/app-config';
 import { AppConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
 import { PetsModule } from './pets/pets.module';
+import { RateLimitModule } from './rate-limit/rate-limit.module';
 
 /**
  * The application: configuration, database, auth, feature modules, and the global pipeline
@@ -18,7 +19,13 @@ export class AppModule {
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: AppModule,
-      imports: [AppConfigModule.forRoot(config), DatabaseModule.forRoot(config), AuthModule, PetsModule],
+      imports: [
+        AppConfigModule.forRoot(config),
+        DatabaseModule.forRoot(config),
+        AuthModule,
+        RateLimitModule.forRoot(config),
+        PetsModule,
+      ],
       providers: [
         { provide: APP_PIPE, useClass: RequestValidationPipe },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },

@@ -24,6 +24,9 @@ describe('loadConfig', () => {
       dbPoolSize: 10,
       dbConnectTimeoutMs: 5000,
       dbStatementTimeoutMs: 15000,
+      rateLimitEnabled: true,
+      rateLimitPerMinute: 600,
+      redisUrl: null,
       sqliteSynchronous: 'FULL',
       sqliteBusyTimeoutMs: 5000,
       apiKeys: [],
@@ -70,6 +73,9 @@ describe('loadConfig', () => {
         DB_POOL_SIZE: '20',
         DB_CONNECT_TIMEOUT_MS: '2000',
         DB_STATEMENT_TIMEOUT_MS: '3000',
+        RATE_LIMIT_ENABLED: 'false',
+        RATE_LIMIT_PER_MINUTE: '100',
+        REDIS_URL: 'redis://127.0.0.1:6379/2',
       }),
     ).toEqual({
       nodeEnv: 'production',
@@ -87,6 +93,9 @@ describe('loadConfig', () => {
       dbPoolSize: 20,
       dbConnectTimeoutMs: 2000,
       dbStatementTimeoutMs: 3000,
+      rateLimitEnabled: false,
+      rateLimitPerMinute: 100,
+      redisUrl: 'redis://127.0.0.1:6379/2',
     });
   });
 
@@ -126,6 +135,12 @@ describe('loadConfig', () => {
         'DATABASE_SCHEMA must be a lower-case SQL identifier (got "Bad-Schema")',
       ],
       [{ DB_POOL_SIZE: '1' }, 'DB_POOL_SIZE must be an integer from 2 to 1000 (got "1")'],
+      [{ REDIS_URL: 'http://secret@redis' }, 'REDIS_URL must be a URL like redis://127.0.0.1:6379'],
+      [{ RATE_LIMIT_ENABLED: 'maybe' }, 'RATE_LIMIT_ENABLED must be true or false (got "maybe")'],
+      [
+        { RATE_LIMIT_PER_MINUTE: '0' },
+        'RATE_LIMIT_PER_MINUTE must be an integer from 1 to 10000000 (got "0")',
+      ],
     ])('rejects %o in one line that never shows the password', (env, message) => {
       const error = configError(env);
       expect(error.message).toBe(message);

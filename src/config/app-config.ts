@@ -22,6 +22,11 @@ export interface AppConfig {
   readonly dbConnectTimeoutMs: number;
   /** Longest a PostgreSQL statement may run before the server cancels it. */
   readonly dbStatementTimeoutMs: number;
+  /** Per-API-key request limit (RATE_LIMIT_ENABLED, RATE_LIMIT_PER_MINUTE). */
+  readonly rateLimitEnabled: boolean;
+  readonly rateLimitPerMinute: number;
+  /** Redis shared by every instance for rate-limit counters; unset: counters in process. */
+  readonly redisUrl: string | null;
   readonly sqliteSynchronous: SqliteSynchronous;
   /** Milliseconds a writer waits for a lock before SQLite reports busy. */
   readonly sqliteBusyTimeoutMs: number;
@@ -110,6 +115,29 @@ function databasePath(env: Env): string {
   return isAbsolute(raw) ? raw : resolve(raw);
 }
 
+function flag(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (/^(true|1|yes|on)$/i.test(raw)) return true;
+  if (/^(false|0|no|off)$/i.test(raw)) return false;
+  throw new ConfigError(`${name} must be true or false (got "${raw}")`);
+}
+
+function redisUrl(env: Env): string | null {
+  const raw = env.REDIS_URL;
+  if (raw === undefined || raw === '') return null;
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    parsed = undefined;
+  }
+  if (!parsed || (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:')) {
+    throw new ConfigError('REDIS_URL must be a URL like redis://127.0.0.1:6379');
+  }
+  return raw;
+}
+
 /** `DATABASE_URL=postgres://...`, or `DB_TYPE=postgres` with `DB_HOST`, `DB_PORT`, `DB_USER`, `DB_PASSWORD`, `DB_NAME`. */
 function databaseUrl(env: Env): string | null {
   const type = (env.DB_TYPE ?? '').toLowerCase();
@@ -173,6 +201,9 @@ export function loadConfig(env: Env): AppConfig {
     dbPoolSize: integer(env, 'DB_POOL_SIZE', 10, 2, 1000),
     dbConnectTimeoutMs: integer(env, 'DB_CONNECT_TIMEOUT_MS', 5000, 100, 600000),
     dbStatementTimeoutMs: integer(env, 'DB_STATEMENT_TIMEOUT_MS', 15000, 100, 3600000),
+    rateLimitEnabled: flag(env, 'RATE_LIMIT_ENABLED', true),
+    rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 1, 10_000_000),
+    redisUrl: redisUrl(env),
     sqliteSynchronous: oneOf(env, 'SQLITE_SYNCHRONOUS', ['FULL', 'NORMAL'] as const, 'FULL'),
     sqliteBusyTimeoutMs: integer(env, 'SQLITE_BUSY_TIMEOUT_MS', 5000, 0, 600000),
     apiKeys: apiKeys(env),

@@ -42,7 +42,8 @@ export async function dropTestSchemas(): Promise<void> {
  */
 export async function startApp(env: Record<string, string> = {}): Promise<NestExpressApplication> {
   const database = env.DATABASE_PATH ? {} : testDatabaseEnv();
-  const config = loadConfig({ API_KEYS: TEST_KEY, ...database, ...env });
+  // Rate limits are off unless a test turns them on: the suite sends thousands of requests.
+  const config = loadConfig({ API_KEYS: TEST_KEY, RATE_LIMIT_ENABLED: 'false', ...database, ...env });
   const app = await createApp(config, { logger: false });
   await app.init();
   return app;
