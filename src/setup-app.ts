@@ -2,7 +2,9 @@ import { INestApplication, LoggerService, LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import type { RequestHandler } from 'express';
 import helmet from 'helmet';
+import { apiDescription } from './api-description';
 import { AppModule } from './app.module';
 import { API_PREFIX } from './common/http/api-prefix';
 import { jsonBody } from './common/http/json-body.middleware';
@@ -10,22 +12,50 @@ import { AppConfig } from './config/app-config';
 
 export const DOCS_PATH = 'docs';
 
-/** The OpenAPI document of the running app. Paths are written without `/v1`; servers end in it. */
+/**
+ * The OpenAPI document of the running app. Paths are written without `/v1`; servers end in it.
+ * The first server is relative, so it is this instance wherever it runs ("Try it out" works)
+ * and the document stays the same on every host and port.
+ */
 export function buildOpenApiDocument(app: INestApplication, config: AppConfig): OpenAPIObject {
   const info = new DocumentBuilder()
     .setTitle('Pet Store API')
     .setVersion('1.0.0')
-    .setDescription('List, add and get animals of the pet store catalogue. Every operation needs an API key.')
+    .setDescription(apiDescription(config))
     .addServer(`/${API_PREFIX}`, 'This instance')
     .addServer(config.productionBaseUrl, 'Production')
     .addServer(config.stagingBaseUrl, 'Staging')
     .addBearerAuth(
-      { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <API key>' },
+      {
+        type: 'http',
+        scheme: 'bearer',
+        bearerFormat: 'API key',
+        description: 'An API key: `Authorization: Bearer <API key>`.',
+      },
       'bearer',
     )
     .addSecurityRequirements('bearer')
+    .addTag('Pets', 'The animals of the catalogue.')
     .build();
-  return SwaggerModule.createDocument(app, info, { ignoreGlobalPrefix: true });
+  return SwaggerModule.createDocument(app, info, {
+    ignoreGlobalPrefix: true,
+    // The contract's operation names are the handlers' names: listPets, createPet, getPet.
+    operationIdFactory: (_controllerKey, methodKey) => methodKey,
+  });
+}
+
+/**
+ * helmet's defaults everywhere, except that the Swagger UI page does not ask the browser to
+ * upgrade its requests to https: served over plain http from any host but localhost, that
+ * directive makes the browser fetch the UI's own scripts over https, and the page stays blank.
+ */
+function securityHeaders(): RequestHandler {
+  const everywhere = helmet();
+  const docsPage = helmet({ contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } });
+  return (req, res, next) =>
+    req.path === `/${DOCS_PATH}` || req.path.startsWith(`/${DOCS_PATH}/`)
+      ? docsPage(req, res, next)
+      : everywhere(req, res, next);
 }
 
 /**
@@ -35,7 +65,7 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
 export function setupApp(app: NestExpressApplication, config: AppConfig): void {
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
-  app.use(helmet());
+  app.use(securityHeaders());
   app.use(jsonBody(config.bodyLimitBytes));
   app.setGlobalPrefix(API_PREFIX);
   SwaggerModule.setup(DOCS_PATH, app, () => buildOpenApiDocument(app, config), {

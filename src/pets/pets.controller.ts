@@ -1,33 +1,81 @@
 import { Body, Controller, Get, Param, Post, Query, Res } from '@nestjs/common';
+import { ApiCreatedResponse, ApiOkResponse, ApiParam } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { API_PREFIX } from '../common/http/api-prefix';
+import { ApiErrors } from '../common/openapi/api-errors.decorator';
+import { DEPRECATION_HEADER_DOCS } from './deprecation';
 import { ListPetsQueryDto } from './dto/list-pets-query.dto';
 import { NewPetDto } from './dto/new-pet.dto';
 import { PetDto } from './dto/pet.dto';
 import { PetIdPipe } from './pet-id.pipe';
 import { PetsService } from './pets.service';
 
+// Summaries, descriptions and `deprecated` come from the doc comments (the @nestjs/swagger
+// plugin); the decorators say what it cannot infer: response descriptions, headers, errors.
 @Controller('pets')
 export class PetsController {
   constructor(private readonly pets: PetsService) {}
 
-  /** List all animals: a page of at most `limit`, in ascending id order. */
+  /**
+   * List all animals
+   *
+   * @remarks A page of at most `limit` animals in ascending id order (oldest first), optionally
+   * only those with one `status`.
+   */
   @Get()
+  @ApiOkResponse({ type: [PetDto], description: 'Success: the page of animals (Pets).' })
+  @ApiErrors([400, 401, 500])
   async listPets(@Query() query: ListPetsQueryDto): Promise<PetDto[]> {
     const pets = await this.pets.list(query);
     return pets.map((pet) => PetDto.fromEntity(pet));
   }
 
-  /** Add an animal. */
+  /**
+   * Add an animal
+   *
+   * @remarks The service assigns the `id` and returns the whole animal. The body is a NewPet
+   * with no other properties (`id` included).
+   */
   @Post()
+  @ApiCreatedResponse({
+    type: PetDto,
+    description: 'Animal added.',
+    headers: {
+      Location: {
+        description: 'The URL of the new animal.',
+        required: true,
+        schema: {
+          type: 'string',
+          pattern: `^/${API_PREFIX}/pets/[1-9][0-9]*$`,
+          example: `/${API_PREFIX}/pets/1`,
+        },
+      },
+    },
+  })
+  @ApiErrors([400, 401, 413, 415, 500])
   async createPet(@Body() newPet: NewPetDto, @Res({ passthrough: true }) res: Response): Promise<PetDto> {
     const pet = PetDto.fromEntity(await this.pets.create(newPet));
     res.location(`/${API_PREFIX}/pets/${pet.id}`);
     return pet;
   }
 
-  /** Get an animal by id. Deprecated: use listPets with the status filter; removed on 5 December 2030. */
+  /**
+   * Get an animal by id
+   *
+   * @remarks Deprecated: removed on 5 December 2030 and working until then. Use `GET /pets`
+   * (listPets) with the `status` filter instead. Every response of it, errors included,
+   * carries the `Deprecation`, `Sunset` and `Link` headers.
+   * @deprecated Use listPets with the `status` filter; removed on 5 December 2030.
+   */
   @Get(':petId')
+  @ApiParam({
+    name: 'petId',
+    description:
+      'Identifier of the animal. Not a decimal int64: 400; an int64 no animal has (0, negative, unknown): 404.',
+    schema: { type: 'integer', format: 'int64' },
+  })
+  @ApiOkResponse({ type: PetDto, description: 'The animal exists.', headers: DEPRECATION_HEADER_DOCS })
+  @ApiErrors([400, 401, 404, 500], { headers: DEPRECATION_HEADER_DOCS })
   async getPet(@Param('petId', PetIdPipe) petId: number | null): Promise<PetDto> {
     return PetDto.fromEntity(await this.pets.get(petId));
   }

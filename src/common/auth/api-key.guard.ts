@@ -8,6 +8,9 @@ import { ApiKeyStore } from './api-key.store';
 import { IS_PUBLIC } from './public.decorator';
 
 export const REALM = 'petstore';
+/** The `WWW-Authenticate` challenge of a 401 without a bearer key, and with a wrong one (RFC 6750). */
+export const BEARER_CHALLENGE = `Bearer realm="${REALM}"`;
+export const INVALID_TOKEN_CHALLENGE = `${BEARER_CHALLENGE}, error="invalid_token"`;
 
 /** `Bearer <token68>`, the scheme name case-insensitive (RFC 7235, RFC 6750). */
 const BEARER = new RegExp(`^Bearer +(${TOKEN68}) *$`, 'i');
@@ -38,9 +41,7 @@ export class ApiKeyGuard implements CanActivate {
         'unauthorized',
         'An API key is required: send Authorization: Bearer <key>.',
         undefined,
-        {
-          'WWW-Authenticate': `Bearer realm="${REALM}"`,
-        },
+        { 'WWW-Authenticate': BEARER_CHALLENGE },
       );
     }
     const token = BEARER.exec(header)?.[1];
@@ -49,7 +50,7 @@ export class ApiKeyGuard implements CanActivate {
       !(this.configuredKeys.isValid(token) || (await this.storedKeys.verify(token)))
     ) {
       throw new ApiException('unauthorized', 'The API key is not valid.', undefined, {
-        'WWW-Authenticate': `Bearer realm="${REALM}", error="invalid_token"`,
+        'WWW-Authenticate': INVALID_TOKEN_CHALLENGE,
       });
     }
     return true;
