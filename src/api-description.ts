@@ -31,7 +31,10 @@ Every error is \`application/json\` with the body \`{ "code", "message", "status
 | 404 | \`not_found\` | unknown animal, or a path no route has |
 | 405 | \`method_not_allowed\` | a known path with another method; \`Allow\` lists the methods |
 | 413 | \`payload_too_large\` | the body is over the limit |
+| 409 | \`idempotency_conflict\` | a create with the same \`Idempotency-Key\` is still in flight |
 | 415 | \`unsupported_media_type\` | the body is not sent as \`application/json\` |
+| 422 | \`idempotency_key_reused\` | the \`Idempotency-Key\` was used with a different body |
+| 429 | \`rate_limited\` | over the API key's rate limit; \`Retry-After\` says when to retry |
 | 500 | \`internal_error\` | anything unexpected |
 
 ## Limits
@@ -42,7 +45,15 @@ Every error is \`application/json\` with the body \`{ "code", "message", "status
   characters; stored exactly as sent.
 - \`categoryId\` and ids: integers (\`int64\`) from 1 to ${MAX_EXACT_INTEGER} (2^53 - 1, the largest
   integer every JSON client reads exactly).
-- No rate limits are applied.
+- Rate limits: each API key may send a number of requests per minute that the deployment sets
+  (600 by default). Every response carries \`RateLimit-Policy: "default";q=<limit>;w=60\` and
+  \`RateLimit: "default";r=<remaining>;t=<seconds to reset>\` (IETF httpapi draft); over the
+  limit the answer is \`429\` with \`Retry-After\`.
+
+## Retrying creates
+\`createPet\` accepts an optional \`Idempotency-Key\` header (IETF httpapi draft): the same key
+from the same API key with the same body within 24 hours returns the original \`201\` (same id,
+same body, \`Idempotent-Replayed: true\`) and creates nothing.
 
 ## Deprecation
 \`getPet\` (\`GET /pets/{petId}\`) is deprecated and will be removed on **5 December 2030**; it

@@ -2,6 +2,9 @@ import { NestExpressApplication } from '@nestjs/platform-express';
 import request, { Response } from 'supertest';
 import type { App } from 'supertest/types';
 import { DataSource } from 'typeorm';
+import { keyOwner } from '../src/common/auth/api-key.format';
+import { requestDigest } from '../src/idempotency/idempotency.interceptor';
+import { IdempotencyService } from '../src/idempotency/idempotency.service';
 import { AUTH, startApp } from './support/app';
 import { committedDocument, ContractValidator, documentedResponses } from './support/openapi';
 
@@ -83,6 +86,54 @@ describe('Every live response matches the committed OpenAPI document (e2e)', () 
         .set('Content-Type', 'text/plain')
         .send('name=Rex');
       expectContract(res, 'createPet 415');
+    });
+  });
+
+  describe('createPet with Idempotency-Key', () => {
+    it('201 replayed, 409 while the first is in flight, 422 with another body', async () => {
+      const body = { name: 'Retry me', categoryId: 4 };
+      const first = await createPet(body).set('Idempotency-Key', 'contract-1');
+      expectContract(first, 'createPet 201');
+      const replay = await createPet(body).set('Idempotency-Key', 'contract-1');
+      expectContract(replay, 'createPet 201');
+      expect(replay.headers['idempotent-replayed']).toBe('true');
+
+      const reused = await createPet({ ...body, name: 'Other' }).set('Idempotency-Key', 'contract-1');
+      expectContract(reused, 'createPet 422');
+
+      // A request still in flight holds its key: reserve one as such a request would.
+      await app
+        .get(IdempotencyService)
+        .claim(keyOwner(AUTH.Authorization)!, 'contract-2', requestDigest(body));
+      expectContract(await createPet(body).set('Idempotency-Key', 'contract-2'), 'createPet 409');
+    });
+  });
+
+  describe('429 rate_limited', () => {
+    let limited: NestExpressApplication;
+    let limitedHttp: App;
+
+    beforeAll(async () => {
+      limited = await startApp({ RATE_LIMIT_ENABLED: 'true', RATE_LIMIT_PER_MINUTE: '1' });
+      limitedHttp = limited.getHttpServer();
+      await request(limitedHttp).get('/v1/pets').set(AUTH); // uses the whole budget
+    });
+
+    afterAll(async () => {
+      await limited.close();
+    });
+
+    it.each([
+      ['listPets', () => request(limitedHttp).get('/v1/pets').set(AUTH)],
+      [
+        'createPet',
+        () => request(limitedHttp).post('/v1/pets').set(AUTH).send({ name: 'Rex', categoryId: 1 }),
+      ],
+      ['getPet', () => request(limitedHttp).get('/v1/pets/1').set(AUTH)],
+    ])('%s answers 429 with Retry-After', async (operationId, send) => {
+      const res = await send();
+      expectContract(res, `${operationId} 429`);
+      expect(res.body.code).toBe('rate_limited');
     });
   });
 

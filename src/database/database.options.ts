@@ -3,10 +3,11 @@ import { dirname } from 'node:path';
 import { DataSource, DataSourceOptions } from 'typeorm';
 import { ApiKeyEntity } from '../api-keys/api-key.entity';
 import { AppConfig } from '../config/app-config';
+import { IdempotencyRecordEntity } from '../idempotency/idempotency-record.entity';
 import { PetEntity } from '../pets/pet.entity';
 import { MIGRATIONS } from './migrations';
 
-export const ENTITIES = [PetEntity, ApiKeyEntity];
+export const ENTITIES = [PetEntity, ApiKeyEntity, IdempotencyRecordEntity];
 
 /** Any number, shared by every instance: the PostgreSQL advisory lock held while migrating. */
 const MIGRATION_LOCK_ID = 7_348_214_901;

@@ -1,8 +1,9 @@
-import { Body, Controller, Get, Param, Post, Query, Res } from '@nestjs/common';
-import { ApiCreatedResponse, ApiOkResponse, ApiParam } from '@nestjs/swagger';
+import { Body, Controller, Get, Param, Post, Query, Res, UseInterceptors } from '@nestjs/common';
+import { ApiCreatedResponse, ApiHeader, ApiOkResponse, ApiParam } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { API_PREFIX } from '../common/http/api-prefix';
 import { ApiErrors } from '../common/openapi/api-errors.decorator';
+import { IDEMPOTENCY_KEY_HEADER, IdempotencyInterceptor } from '../idempotency/idempotency.interceptor';
 import { DEPRECATION_HEADER_DOCS } from './deprecation';
 import { ListPetsQueryDto } from './dto/list-pets-query.dto';
 import { NewPetDto } from './dto/new-pet.dto';
@@ -24,7 +25,7 @@ export class PetsController {
    */
   @Get()
   @ApiOkResponse({ type: [PetDto], description: 'Success: the page of animals (Pets).' })
-  @ApiErrors([400, 401, 500])
+  @ApiErrors([400, 401, 429, 500])
   async listPets(@Query() query: ListPetsQueryDto): Promise<PetDto[]> {
     const pets = await this.pets.list(query);
     return pets.map((pet) => PetDto.fromEntity(pet));
@@ -52,7 +53,17 @@ export class PetsController {
       },
     },
   })
-  @ApiErrors([400, 401, 413, 415, 500])
+  @ApiHeader({
+    name: IDEMPOTENCY_KEY_HEADER,
+    required: false,
+    description:
+      'Makes the create safe to retry: the same key with the same body within 24 hours returns the ' +
+      'original 201 (with `Idempotent-Replayed: true`) and creates nothing; with another body it is 422, ' +
+      'and while the first request is still in flight 409. 1 to 255 visible ASCII characters.',
+    schema: { type: 'string', minLength: 1, maxLength: 257 },
+  })
+  @UseInterceptors(IdempotencyInterceptor)
+  @ApiErrors([400, 401, 409, 413, 415, 422, 429, 500])
   async createPet(@Body() newPet: NewPetDto, @Res({ passthrough: true }) res: Response): Promise<PetDto> {
     const pet = PetDto.fromEntity(await this.pets.create(newPet));
     res.location(`/${API_PREFIX}/pets/${pet.id}`);
@@ -75,7 +86,7 @@ export class PetsController {
     schema: { type: 'integer', format: 'int64' },
   })
   @ApiOkResponse({ type: PetDto, description: 'The animal exists.', headers: DEPRECATION_HEADER_DOCS })
-  @ApiErrors([400, 401, 404, 500], { headers: DEPRECATION_HEADER_DOCS })
+  @ApiErrors([400, 401, 404, 429, 500], { headers: DEPRECATION_HEADER_DOCS })
   async getPet(@Param('petId', PetIdPipe) petId: number | null): Promise<PetDto> {
     return PetDto.fromEntity(await this.pets.get(petId));
   }

@@ -1,12 +1,13 @@
 import { MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { deprecationHeaders } from './deprecation';
 import { PetEntity } from './pet.entity';
 import { PetsController } from './pets.controller';
 import { PetsService } from './pets.service';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([PetEntity])],
+  imports: [TypeOrmModule.forFeature([PetEntity]), IdempotencyModule],
   controllers: [PetsController],
   providers: [PetsService],
   exports: [PetsService],

@@ -1,14 +1,14 @@
-import { createHash } from 'node:crypto';
 import { ExecutionContext, Injectable } from '@nestjs/common';
 import { ThrottlerGuard, ThrottlerRequest } from '@nestjs/throttler';
 import type { Request, Response } from 'express';
+import { keyOwner } from '../common/auth/api-key.format';
 import { IS_PUBLIC } from '../common/auth/public.decorator';
 import { ApiException } from '../common/errors/api-exception';
 
 export const POLICY_NAME = 'default';
 
 /**
- * Limits requests per API key (its SHA-256 digest is the counter's key, never the key itself;
+ * Limits requests per API key (the SHA-256 digest of its bearer token is the counter's key, never the key itself;
  * requests without a key count per client address). Every limited response carries the IETF
  * draft headers `RateLimit-Policy` and `RateLimit`; over the limit it is 429 `rate_limited`
  * with `Retry-After`. Public routes (health, docs) are not limited.
@@ -25,10 +25,8 @@ export class RateLimitGuard extends ThrottlerGuard {
 
   protected override getTracker(req: Record<string, unknown>): Promise<string> {
     const request = req as unknown as Request;
-    const authorization = request.headers.authorization;
-    if (authorization)
-      return Promise.resolve(`key:${createHash('sha256').update(authorization).digest('hex')}`);
-    return Promise.resolve(`ip:${request.ip ?? 'unknown'}`);
+    const owner = keyOwner(request.headers.authorization);
+    return Promise.resolve(owner ? `key:${owner}` : `ip:${request.ip ?? 'unknown'}`);
   }
 
   protected override generateKey(_context: ExecutionContext, tracker: string, throttlerName: string): string {

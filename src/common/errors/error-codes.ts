@@ -10,10 +10,18 @@ export const ERROR_CODES = {
   forbidden: { status: 403, message: 'The request is not allowed.' },
   not_found: { status: 404, message: 'The requested resource could not be found.' },
   method_not_allowed: { status: 405, message: 'The method is not allowed on this resource.' },
+  idempotency_conflict: {
+    status: 409,
+    message: 'A request with this Idempotency-Key is still being processed.',
+  },
   payload_too_large: { status: 413, message: 'The request body is larger than the limit.' },
   unsupported_media_type: {
     status: 415,
     message: 'The request body must be sent as application/json (UTF-8).',
+  },
+  idempotency_key_reused: {
+    status: 422,
+    message: 'This Idempotency-Key was already used with a different request body.',
   },
   rate_limited: { status: 429, message: 'Too many requests: retry later.' },
   internal_error: { status: 500, message: 'An unexpected error occurred.' },

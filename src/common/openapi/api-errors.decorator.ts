@@ -15,7 +15,7 @@ interface ErrorResponse {
 
 /**
  * The error responses an operation can document, each with the codes it carries. Only statuses
- * the service really answers are here: no 429 while there are no rate limits. (405 belongs to
+ * the service really answers are here. (405 belongs to
  * no operation, so the document's description explains it instead.)
  */
 const ERROR_RESPONSES = {
@@ -39,6 +39,11 @@ const ERROR_RESPONSES = {
     },
   },
   404: { description: 'The requested resource could not be found (`not_found`).', code: 'not_found' },
+  409: {
+    description:
+      'A request with the same `Idempotency-Key` is still being processed (`idempotency_conflict`).',
+    code: 'idempotency_conflict',
+  },
   413: {
     description: 'The request body is larger than the limit (`payload_too_large`).',
     code: 'payload_too_large',
@@ -46,6 +51,22 @@ const ERROR_RESPONSES = {
   415: {
     description: 'The request body is not sent as `application/json` in UTF-8 (`unsupported_media_type`).',
     code: 'unsupported_media_type',
+  },
+  422: {
+    description: 'The `Idempotency-Key` was already used with a different body (`idempotency_key_reused`).',
+    code: 'idempotency_key_reused',
+  },
+  429: {
+    description:
+      'Over the rate limit of the API key (`rate_limited`); `Retry-After` says how many seconds to wait.',
+    code: 'rate_limited',
+    headers: {
+      'Retry-After': {
+        description: 'Seconds until the client may retry (delay-seconds, RFC 9110).',
+        required: true,
+        schema: { type: 'string', pattern: '^[0-9]+$', example: '42' },
+      },
+    },
   },
   500: {
     description: 'An unexpected error (`internal_error`); the message reveals no internals.',
