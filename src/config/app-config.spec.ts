@@ -26,6 +26,11 @@ describe('loadConfig', () => {
       productionBaseUrl: 'https://api.petstore.example.com/v1',
       stagingBaseUrl: 'https://staging-api.petstore.example.com/v1',
       bodyLimitBytes: 16384,
+      logLevel: 'info',
+      corsOrigins: [],
+      trustProxy: false,
+      shutdownTimeoutMs: 10000,
+      swaggerEnabled: true,
     };
 
     expect(loadConfig({})).toEqual(expected);
@@ -43,6 +48,11 @@ describe('loadConfig', () => {
         API_KEYS: '  ',
         PRODUCTION_BASE_URL: '',
         STAGING_BASE_URL: '',
+        LOG_LEVEL: '',
+        CORS_ORIGINS: ' , ',
+        TRUST_PROXY: '',
+        SHUTDOWN_TIMEOUT_MS: '',
+        SWAGGER_ENABLED: '',
       }),
     ).toEqual(loadConfig({}));
   });
@@ -61,6 +71,11 @@ describe('loadConfig', () => {
         API_KEYS: ' key-one-0123456789abcdef , key_two.0123456789~+/= ,',
         PRODUCTION_BASE_URL: 'https://api.example.org/v1/',
         STAGING_BASE_URL: 'http://staging.example.org:8080/v1',
+        LOG_LEVEL: 'WARN',
+        CORS_ORIGINS: 'https://app.example.org, http://localhost:5173/',
+        TRUST_PROXY: '10.0.0.0/8, loopback',
+        SHUTDOWN_TIMEOUT_MS: '25000',
+        SWAGGER_ENABLED: 'false',
       }),
     ).toEqual({
       nodeEnv: 'production',
@@ -74,6 +89,11 @@ describe('loadConfig', () => {
       productionBaseUrl: 'https://api.example.org/v1',
       stagingBaseUrl: 'http://staging.example.org:8080/v1',
       bodyLimitBytes: 16384,
+      logLevel: 'warn',
+      corsOrigins: ['https://app.example.org', 'http://localhost:5173'],
+      trustProxy: ['10.0.0.0/8', 'loopback'],
+      shutdownTimeoutMs: 25000,
+      swaggerEnabled: false,
     });
   });
 
@@ -213,6 +233,109 @@ describe('loadConfig', () => {
     it('rejects a path holding a NUL character', () => {
       expect(configError({ DATABASE_PATH: 'pets\0.sqlite' }).message).toBe(
         'DATABASE_PATH must be a file path or :memory:',
+      );
+    });
+  });
+
+  describe('NODE_ENV=production', () => {
+    it('refuses to start without API_KEYS, in one line that names the fix', () => {
+      expect(configError({ NODE_ENV: 'production' }).message).toBe(
+        'API_KEYS must be set when NODE_ENV is production (no key is generated in production)',
+      );
+      expect(configError({ NODE_ENV: 'production', API_KEYS: ' , ' }).message).toMatch(
+        /^API_KEYS must be set/,
+      );
+    });
+
+    it('starts with API_KEYS', () => {
+      expect(loadConfig({ NODE_ENV: 'production', API_KEYS: 'prod-key-0123456789abcdef' }).apiKeys).toEqual([
+        'prod-key-0123456789abcdef',
+      ]);
+    });
+  });
+
+  describe('LOG_LEVEL', () => {
+    it.each(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent', 'Debug'])(
+      'accepts %s',
+      (level) => {
+        expect(loadConfig({ LOG_LEVEL: level }).logLevel).toBe(level.toLowerCase());
+      },
+    );
+
+    it.each(['verbose', 'log', '30', ' info'])('rejects "%s"', (level) => {
+      expect(configError({ LOG_LEVEL: level }).message).toBe(
+        `LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got "${level}")`,
+      );
+    });
+  });
+
+  describe('CORS_ORIGINS', () => {
+    it('keeps each origin in the form browsers send it', () => {
+      expect(
+        loadConfig({ CORS_ORIGINS: 'HTTPS://App.Example.org:443,http://[::1]:8080' }).corsOrigins,
+      ).toEqual(['https://app.example.org', 'http://[::1]:8080']);
+    });
+
+    it.each([
+      '*',
+      'app.example.org',
+      'https://app.example.org/path',
+      'https://app.example.org?x=1',
+      'https://user:pass@app.example.org',
+      'ftp://app.example.org',
+      'null',
+    ])('rejects %s, naming its position', (origin) => {
+      expect(configError({ CORS_ORIGINS: `https://ok.example.org,${origin}` }).message).toBe(
+        `CORS_ORIGINS entry 2 must be an origin such as https://app.example.com (got "${origin}")`,
+      );
+    });
+  });
+
+  describe('TRUST_PROXY', () => {
+    it.each([
+      ['false', false],
+      ['FALSE', false],
+      ['true', true],
+      ['True', true],
+      ['1', 1],
+      ['2', 2],
+      ['loopback', ['loopback']],
+      ['loopback, linklocal,uniquelocal', ['loopback', 'linklocal', 'uniquelocal']],
+      ['10.0.0.1', ['10.0.0.1']],
+      ['10.0.0.0/8,192.168.0.0/255.255.0.0', ['10.0.0.0/8', '192.168.0.0/255.255.0.0']],
+      ['fd00::/8', ['fd00::/8']],
+    ])('reads %s as Express does', (raw, expected) => {
+      expect(loadConfig({ TRUST_PROXY: raw }).trustProxy).toEqual(expected);
+    });
+
+    it.each(['yes', '10.0.0.0/33', '300.1.1.1', 'proxy.internal', '-1', '1.5'])('rejects "%s"', (raw) => {
+      expect(configError({ TRUST_PROXY: raw }).message).toBe(
+        `TRUST_PROXY must be true, false, a number of hops, or a comma-separated list of addresses, subnets, loopback, linklocal, uniquelocal (got "${raw}")`,
+      );
+    });
+  });
+
+  describe('SHUTDOWN_TIMEOUT_MS', () => {
+    it.each(['-1', '600001', '5s'])('rejects "%s"', (raw) => {
+      expect(configError({ SHUTDOWN_TIMEOUT_MS: raw }).message).toBe(
+        `SHUTDOWN_TIMEOUT_MS must be an integer from 0 to 600000 (got "${raw}")`,
+      );
+    });
+  });
+
+  describe('SWAGGER_ENABLED', () => {
+    it.each([
+      ['true', true],
+      ['TRUE', true],
+      ['false', false],
+      ['False', false],
+    ])('reads %s', (raw, expected) => {
+      expect(loadConfig({ SWAGGER_ENABLED: raw }).swaggerEnabled).toBe(expected);
+    });
+
+    it.each(['0', 'no', 'off'])('rejects "%s"', (raw) => {
+      expect(configError({ SWAGGER_ENABLED: raw }).message).toBe(
+        `SWAGGER_ENABLED must be true or false (got "${raw}")`,
       );
     });
   });

@@ -1,7 +1,14 @@
 import { isAbsolute, resolve } from 'node:path';
+import proxyAddr from 'proxy-addr';
 import { isWellFormedApiKey, MIN_API_KEY_LENGTH } from '../common/auth/api-key.format';
 
 export type SqliteSynchronous = 'FULL' | 'NORMAL';
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** Express's `trust proxy` setting: off, on, a number of hops, or the addresses/subnets trusted. */
+export type TrustProxy = boolean | number | string[];
 
 /**
  * The service's whole configuration, read once from the environment at start.
@@ -23,6 +30,14 @@ export interface AppConfig {
   readonly productionBaseUrl: string;
   readonly stagingBaseUrl: string;
   readonly bodyLimitBytes: number;
+  readonly logLevel: LogLevel;
+  /** Browser origins allowed by CORS; empty: CORS is off. */
+  readonly corsOrigins: readonly string[];
+  readonly trustProxy: TrustProxy;
+  /** How long a shutdown waits for in-flight requests before closing their connections. */
+  readonly shutdownTimeoutMs: number;
+  /** Serve Swagger UI and the OpenAPI document at /docs, /docs-json, /docs-yaml. */
+  readonly swaggerEnabled: boolean;
 }
 
 export class ConfigError extends Error {
@@ -103,20 +118,100 @@ function databasePath(env: Env): string {
   return isAbsolute(raw) ? raw : resolve(raw);
 }
 
+function logLevel(env: Env): LogLevel {
+  const raw = env.LOG_LEVEL;
+  if (raw === undefined || raw === '') return 'info';
+  const value = raw.toLowerCase() as LogLevel;
+  if (!LOG_LEVELS.includes(value)) {
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${raw}")`);
+  }
+  return value;
+}
+
+function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (/^true$/i.test(raw)) return true;
+  if (/^false$/i.test(raw)) return false;
+  throw new ConfigError(`${name} must be true or false (got "${raw}")`);
+}
+
+/** A comma-separated list, entries trimmed, empty entries dropped. */
+function list(raw: string | undefined): string[] {
+  return (raw ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+}
+
+function corsOrigins(env: Env): string[] {
+  return list(env.CORS_ORIGINS).map((entry, index) => {
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(entry);
+    } catch {
+      parsed = undefined;
+    }
+    const isOrigin =
+      parsed !== undefined &&
+      (parsed.protocol === 'http:' || parsed.protocol === 'https:') &&
+      parsed.username === '' &&
+      parsed.password === '' &&
+      parsed.pathname === '/' &&
+      !entry.includes('?') &&
+      !entry.includes('#');
+    if (!isOrigin) {
+      throw new ConfigError(
+        `CORS_ORIGINS entry ${index + 1} must be an origin such as https://app.example.com (got "${entry}")`,
+      );
+    }
+    return parsed!.origin;
+  });
+}
+
+/** As Express reads `trust proxy`; the address list is checked by Express's own parser. */
+function trustProxy(env: Env): TrustProxy {
+  const raw = env.TRUST_PROXY;
+  if (raw === undefined || raw.trim() === '' || /^false$/i.test(raw)) return false;
+  if (/^true$/i.test(raw)) return true;
+  if (/^\d{1,3}$/.test(raw)) return Number(raw);
+  const addresses = list(raw);
+  try {
+    proxyAddr.compile(addresses);
+  } catch {
+    throw new ConfigError(
+      `TRUST_PROXY must be true, false, a number of hops, or a comma-separated list of addresses, subnets, loopback, linklocal, uniquelocal (got "${raw}")`,
+    );
+  }
+  return addresses;
+}
+
 /** Builds the configuration from an environment, or throws a ConfigError with one clear line. */
 export function loadConfig(env: Env): AppConfig {
   const database = databasePath(env);
+  const nodeEnv = env.NODE_ENV || 'development';
+  const keys = apiKeys(env);
+  if (nodeEnv === 'production' && keys.length === 0) {
+    throw new ConfigError(
+      'API_KEYS must be set when NODE_ENV is production (no key is generated in production)',
+    );
+  }
   return {
-    nodeEnv: env.NODE_ENV || 'development',
+    nodeEnv,
     port: integer(env, 'PORT', 3000, 0, 65535),
     host: host(env),
     databasePath: database,
     sqliteSynchronous: oneOf(env, 'SQLITE_SYNCHRONOUS', ['FULL', 'NORMAL'] as const, 'FULL'),
     sqliteBusyTimeoutMs: integer(env, 'SQLITE_BUSY_TIMEOUT_MS', 5000, 0, 600000),
-    apiKeys: apiKeys(env),
+    apiKeys: keys,
     bootstrapKeyPath: database === ':memory:' ? null : resolve(database, '..', 'bootstrap-api-key'),
     productionBaseUrl: url(env, 'PRODUCTION_BASE_URL', 'https://api.petstore.example.com/v1'),
     stagingBaseUrl: url(env, 'STAGING_BASE_URL', 'https://staging-api.petstore.example.com/v1'),
     bodyLimitBytes: 16 * 1024,
+    logLevel: logLevel(env),
+    corsOrigins: corsOrigins(env),
+    trustProxy: trustProxy(env),
+    shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10000, 0, 600000),
+    swaggerEnabled: boolean(env, 'SWAGGER_ENABLED', true),
   };
 }
