@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { loadConfig } from '../../src/config/app-config';
-import { createApp } from '../../src/setup-app';
+import { createApp, CreateAppOptions } from '../../src/setup-app';
 
 export const TEST_KEY = 'test-key-0123456789abcdef';
 export const AUTH = { Authorization: `Bearer ${TEST_KEY}` };
@@ -11,10 +11,14 @@ export const AUTH = { Authorization: `Bearer ${TEST_KEY}` };
 /**
  * Boots the real application, exactly as main.ts builds it (same config loader, same
  * createApp), on an in-memory SQLite database unless the environment says otherwise.
+ * Logs are off (LOG_LEVEL=silent) unless the environment or the options ask for them.
  */
-export async function startApp(env: Record<string, string> = {}): Promise<NestExpressApplication> {
-  const config = loadConfig({ DATABASE_PATH: ':memory:', API_KEYS: TEST_KEY, ...env });
-  const app = await createApp(config, { logger: false });
+export async function startApp(
+  env: Record<string, string> = {},
+  options: CreateAppOptions = {},
+): Promise<NestExpressApplication> {
+  const config = loadConfig({ DATABASE_PATH: ':memory:', API_KEYS: TEST_KEY, LOG_LEVEL: 'silent', ...env });
+  const app = await createApp(config, options);
   await app.init();
   return app;
 }
