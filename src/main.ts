@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { ResolvedKeys } from './common/auth/bootstrap-key';
 import { RESOLVED_KEYS } from './common/auth/auth.module';
+import { enableGracefulShutdown } from './common/lifecycle/graceful-shutdown';
 import { AppConfig, ConfigError, loadConfig } from './config/app-config';
 import { createApp, DOCS_PATH } from './setup-app';
 
@@ -42,7 +43,7 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const app = await createApp(config);
-  app.enableShutdownHooks();
+  enableGracefulShutdown(app, config.shutdownTimeoutMs);
   await app.listen(config.port, config.host);
   const address = app.getHttpServer().address();
   const port = typeof address === 'object' && address ? address.port : config.port;
