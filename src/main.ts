@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { Logger } from 'nestjs-pino';
 import { ResolvedKeys } from './common/auth/bootstrap-key';
 import { RESOLVED_KEYS } from './common/auth/auth.module';
 import { enableGracefulShutdown } from './common/lifecycle/graceful-shutdown';
@@ -42,9 +43,12 @@ async function main(): Promise<void> {
     console.error(`petstore: configuration error: ${error.message}`);
     process.exit(1);
   }
-  const app = await createApp(config);
+  // Nest's own logger stays off until the app listens, so that a failure to start (a database
+  // that can't be opened, a port in use) is the one line printed below; request logs are on.
+  const app = await createApp(config, { logger: false });
   enableGracefulShutdown(app, config.shutdownTimeoutMs);
   await app.listen(config.port, config.host);
+  app.useLogger(app.get(Logger));
   const address = app.getHttpServer().address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const shownHost = ['0.0.0.0', '::'].includes(config.host) ? 'localhost' : config.host;

@@ -1,5 +1,6 @@
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
+import { AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import request from 'supertest';
 import { AUTH, startApp, tempDir, TEST_KEY } from './support/app';
@@ -91,6 +92,8 @@ describe('Graceful shutdown (e2e, real process)', () => {
       'SIGTERM received: no new connections; waiting for 25 request(s) in flight (at most 10000 ms)',
     );
     expect(messages).toContain('Shut down: connections and database closed');
+    // SQLite checkpoints and removes the write-ahead log when its last connection closes.
+    expect(existsSync(`${databasePath}-wal`)).toBe(false);
 
     const restarted = await startApp({ DATABASE_PATH: databasePath });
     const list = await request(restarted.getHttpServer()).get('/v1/pets?limit=100').set(AUTH);
@@ -155,6 +158,28 @@ describe('Production mode (e2e, real process)', () => {
       expect(readdirSync(dir.path)).toEqual([]);
     } finally {
       dir.cleanup();
+    }
+  });
+
+  it('a port already in use stops start-up with one line and exit code 1', async () => {
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const { port } = blocker.address() as AddressInfo;
+    try {
+      const { code, output } = await exitOf(
+        launchService({
+          NODE_ENV: 'production',
+          DATABASE_PATH: ':memory:',
+          API_KEYS: TEST_KEY,
+          PORT: `${port}`,
+        }),
+      );
+      expect(code).toBe(1);
+      expect(output).toBe(
+        `petstore: could not start: listen EADDRINUSE: address already in use 127.0.0.1:${port}\n`,
+      );
+    } finally {
+      blocker.close();
     }
   });
 
