@@ -16,6 +16,7 @@ module.exports = {
       testEnvironment: 'node',
       rootDir: '.',
       testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
+      setupFilesAfterEnv: ['<rootDir>/test/support/setup-e2e.ts'],
       transform: { '^.+\\.ts$': tsJest },
     },
   ],

@@ -25,7 +25,7 @@ export class AppModule {
       imports: [
         AppConfigModule.forRoot(config),
         LoggingModule.forRoot(logger),
-        DatabaseModule,
+        DatabaseModule.forRoot(config),
         AuthModule,
         HealthModule,
         PetsModule,

@@ -1,8 +1,9 @@
+import { join } from 'node:path';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
 import type { App } from 'supertest/types';
 import { DataSource } from 'typeorm';
-import { AUTH, startApp } from './support/app';
+import { AUTH, startApp, tempDir, testDatabaseEnv } from './support/app';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -15,6 +16,7 @@ function expectError(res: request.Response, status: number, code: string, messag
 describe('Health probes (e2e)', () => {
   let app: NestExpressApplication;
   let http: App;
+  let dir: ReturnType<typeof tempDir> | undefined;
 
   beforeEach(async () => {
     app = await startApp();
@@ -23,6 +25,8 @@ describe('Health probes (e2e)', () => {
 
   afterEach(async () => {
     await app.close();
+    dir?.cleanup();
+    dir = undefined;
   });
 
   const READY = {
@@ -68,6 +72,11 @@ describe('Health probes (e2e)', () => {
   });
 
   it('ready is 503 in the Error shape while the database is unreachable, and recovers with it', async () => {
+    // A database that outlives its connection: a file (or a PostgreSQL schema), not :memory:.
+    await app.close();
+    dir = tempDir();
+    app = await startApp(testDatabaseEnv(join(dir.path, 'petstore.sqlite')));
+    http = app.getHttpServer();
     const dataSource = app.get(DataSource);
     await dataSource.destroy();
 
@@ -83,7 +92,7 @@ describe('Health probes (e2e)', () => {
   });
 
   it('ready is 503 while a migration is not applied', async () => {
-    await app.get(DataSource).query('DELETE FROM migrations');
+    await app.get(DataSource).undoLastMigration({ transaction: 'each' });
     expectError(
       await request(http).get('/health/ready'),
       503,

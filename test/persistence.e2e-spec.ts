@@ -1,4 +1,4 @@
-import { readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import request from 'supertest';
 import type { App } from 'supertest/types';
@@ -100,28 +100,28 @@ describe('First run without API_KEYS (e2e, real process)', () => {
   beforeEach(() => (dir = tempDir()));
   afterEach(() => dir.cleanup());
 
-  it('generates a key, prints it once, keeps it across restarts, and never starts open', async () => {
+  it('stores a bootstrap key, prints it once, accepts it after a restart, and never starts open', async () => {
     const env = { DATABASE_PATH: join(dir.path, 'data', 'petstore.sqlite') };
     const first = await spawnService(env);
-    const keyFile = join(dir.path, 'data', 'bootstrap-api-key');
-    const key = readFileSync(keyFile, 'utf8').trim();
-    expect(key).toMatch(/^pet_[A-Za-z0-9_-]{43}$/);
-    expect(statSync(keyFile).mode & 0o777).toBe(0o600);
-    expect(first.output()).toContain(key);
+    const key = /^\s+(pet_[A-Za-z0-9_-]{43})$/m.exec(first.output())?.[1];
+    expect(key).toBeDefined();
     expect((await fetch(`${first.url}/v1/pets`)).status).toBe(401);
     const authorized = await fetch(`${first.url}/v1/pets`, { headers: { Authorization: `Bearer ${key}` } });
     expect(authorized.status).toBe(200);
     await stopService(first);
+    for (const file of readdirSync(join(dir.path, 'data'))) {
+      expect(readFileSync(join(dir.path, 'data', file)).includes(Buffer.from(key!))).toBe(false);
+    }
 
     const second = await spawnService(env);
     expect(second.output()).not.toContain(key);
-    expect(second.output()).toContain(keyFile);
+    expect(second.output()).not.toMatch(/pet_[A-Za-z0-9_-]{43}/);
     const again = await fetch(`${second.url}/v1/pets`, { headers: { Authorization: `Bearer ${key}` } });
     expect(again.status).toBe(200);
     await stopService(second);
   });
 
-  it('API_KEYS, when set, are the only keys accepted', async () => {
+  it('API_KEYS, when set, are accepted and no bootstrap key is made', async () => {
     const service = await spawnService({
       DATABASE_PATH: join(dir.path, 'db.sqlite'),
       API_KEYS: 'first-key-0123456789, second-key-0123456789',
@@ -132,6 +132,7 @@ describe('First run without API_KEYS (e2e, real process)', () => {
     expect(await status('second-key-0123456789')).toBe(200);
     expect(await status('third-key-0123456789')).toBe(401);
     expect(service.output()).not.toContain('first-key-0123456789');
+    expect(service.output()).not.toMatch(/pet_[A-Za-z0-9_-]{43}/);
     await stopService(service);
   });
 });

@@ -1,5 +1,5 @@
 import { join, resolve } from 'node:path';
-import { AppConfig, ConfigError, loadConfig } from './app-config';
+import { AppConfig, ConfigError, describeDatabase, loadConfig } from './app-config';
 
 /** The error `loadConfig(env)` throws, or a failure if it throws nothing. */
 function configError(env: Record<string, string | undefined>): ConfigError {
@@ -19,10 +19,14 @@ describe('loadConfig', () => {
       port: 3000,
       host: '0.0.0.0',
       databasePath: resolve('data', 'petstore.sqlite'),
+      databaseUrl: null,
+      databaseSchema: 'public',
+      dbPoolSize: 10,
+      dbConnectTimeoutMs: 5000,
+      dbStatementTimeoutMs: 15000,
       sqliteSynchronous: 'FULL',
       sqliteBusyTimeoutMs: 5000,
       apiKeys: [],
-      bootstrapKeyPath: resolve('data', 'bootstrap-api-key'),
       productionBaseUrl: 'https://api.petstore.example.com/v1',
       stagingBaseUrl: 'https://staging-api.petstore.example.com/v1',
       bodyLimitBytes: 16384,
@@ -71,6 +75,11 @@ describe('loadConfig', () => {
         API_KEYS: ' key-one-0123456789abcdef , key_two.0123456789~+/= ,',
         PRODUCTION_BASE_URL: 'https://api.example.org/v1/',
         STAGING_BASE_URL: 'http://staging.example.org:8080/v1',
+        DATABASE_URL: 'postgres://app:secret@db.internal:5433/pets',
+        DATABASE_SCHEMA: 'petstore',
+        DB_POOL_SIZE: '20',
+        DB_CONNECT_TIMEOUT_MS: '2000',
+        DB_STATEMENT_TIMEOUT_MS: '3000',
         LOG_LEVEL: 'WARN',
         CORS_ORIGINS: 'https://app.example.org, http://localhost:5173/',
         TRUST_PROXY: '10.0.0.0/8, loopback',
@@ -85,15 +94,69 @@ describe('loadConfig', () => {
       sqliteSynchronous: 'NORMAL',
       sqliteBusyTimeoutMs: 250,
       apiKeys: ['key-one-0123456789abcdef', 'key_two.0123456789~+/='],
-      bootstrapKeyPath: join(resolve('/'), 'srv', 'petstore', 'bootstrap-api-key'),
       productionBaseUrl: 'https://api.example.org/v1',
       stagingBaseUrl: 'http://staging.example.org:8080/v1',
       bodyLimitBytes: 16384,
+      databaseUrl: 'postgres://app:secret@db.internal:5433/pets',
+      databaseSchema: 'petstore',
+      dbPoolSize: 20,
+      dbConnectTimeoutMs: 2000,
+      dbStatementTimeoutMs: 3000,
       logLevel: 'warn',
       corsOrigins: ['https://app.example.org', 'http://localhost:5173'],
       trustProxy: ['10.0.0.0/8', 'loopback'],
       shutdownTimeoutMs: 25000,
       swaggerEnabled: false,
+    });
+  });
+
+  describe('PostgreSQL', () => {
+    it('builds the URL from DB_TYPE=postgres and its parts, escaping them', () => {
+      const config = loadConfig({
+        DB_TYPE: 'postgres',
+        DB_HOST: 'db.internal',
+        DB_PORT: '6543',
+        DB_USER: 'pet store',
+        DB_PASSWORD: 'p@ss/word',
+        DB_NAME: 'pets',
+      });
+      expect(config.databaseUrl).toBe('postgres://pet%20store:p%40ss%2Fword@db.internal:6543/pets');
+    });
+
+    it('stays on SQLite without DATABASE_URL or DB_TYPE=postgres', () => {
+      expect(loadConfig({ DB_TYPE: 'sqlite' }).databaseUrl).toBeNull();
+    });
+
+    it.each([
+      [
+        { DATABASE_URL: 'mysql://root:secret@db/pets' },
+        'DATABASE_URL must start with postgres:// or postgresql://',
+      ],
+      [
+        { DATABASE_URL: 'not a url with secret' },
+        'DATABASE_URL must be a URL like postgres://user:password@host:5432/database',
+      ],
+      [
+        { DATABASE_URL: 'postgres://u:secret@h/d', DB_TYPE: 'sqlite' },
+        'DATABASE_URL is set but DB_TYPE is sqlite: unset one of them',
+      ],
+      [{ DB_TYPE: 'oracle' }, 'DB_TYPE must be sqlite or postgres (got "oracle")'],
+      [
+        { DATABASE_SCHEMA: 'Bad-Schema' },
+        'DATABASE_SCHEMA must be a lower-case SQL identifier (got "Bad-Schema")',
+      ],
+      [{ DB_POOL_SIZE: '1' }, 'DB_POOL_SIZE must be an integer from 2 to 1000 (got "1")'],
+    ])('rejects %o in one line that never shows the password', (env, message) => {
+      const error = configError(env);
+      expect(error.message).toBe(message);
+      expect(error.message).not.toContain('secret');
+    });
+
+    it('describes the database without its password', () => {
+      const config = loadConfig({ DATABASE_URL: 'postgres://app:secret@db.internal:5433/pets' });
+      expect(describeDatabase(config)).toBe(
+        'postgres://app:***@db.internal:5433/pets (PostgreSQL, schema public)',
+      );
     });
   });
 
@@ -207,50 +270,26 @@ describe('loadConfig', () => {
   });
 
   describe('DATABASE_PATH', () => {
-    it('keeps :memory: and has no bootstrap key file', () => {
-      const config = loadConfig({ DATABASE_PATH: ':memory:' });
-
-      expect(config.databasePath).toBe(':memory:');
-      expect(config.bootstrapKeyPath).toBeNull();
+    it('keeps :memory:', () => {
+      expect(loadConfig({ DATABASE_PATH: ':memory:' }).databasePath).toBe(':memory:');
     });
 
-    it('resolves a relative path against the working directory and keeps the key beside it', () => {
-      const config = loadConfig({ DATABASE_PATH: 'var/db/pets.sqlite' });
-
-      expect(config.databasePath).toBe(resolve(process.cwd(), 'var', 'db', 'pets.sqlite'));
-      expect(config.bootstrapKeyPath).toBe(resolve(process.cwd(), 'var', 'db', 'bootstrap-api-key'));
+    it('resolves a relative path against the working directory', () => {
+      expect(loadConfig({ DATABASE_PATH: 'var/db/pets.sqlite' }).databasePath).toBe(
+        resolve(process.cwd(), 'var', 'db', 'pets.sqlite'),
+      );
     });
 
     it('keeps an absolute path as given', () => {
       const absolute = join(resolve('/'), 'tmp', 'pets.sqlite');
 
-      expect(loadConfig({ DATABASE_PATH: absolute })).toMatchObject({
-        databasePath: absolute,
-        bootstrapKeyPath: join(resolve('/'), 'tmp', 'bootstrap-api-key'),
-      });
+      expect(loadConfig({ DATABASE_PATH: absolute }).databasePath).toBe(absolute);
     });
 
     it('rejects a path holding a NUL character', () => {
       expect(configError({ DATABASE_PATH: 'pets\0.sqlite' }).message).toBe(
         'DATABASE_PATH must be a file path or :memory:',
       );
-    });
-  });
-
-  describe('NODE_ENV=production', () => {
-    it('refuses to start without API_KEYS, in one line that names the fix', () => {
-      expect(configError({ NODE_ENV: 'production' }).message).toBe(
-        'API_KEYS must be set when NODE_ENV is production (no key is generated in production)',
-      );
-      expect(configError({ NODE_ENV: 'production', API_KEYS: ' , ' }).message).toMatch(
-        /^API_KEYS must be set/,
-      );
-    });
-
-    it('starts with API_KEYS', () => {
-      expect(loadConfig({ NODE_ENV: 'production', API_KEYS: 'prod-key-0123456789abcdef' }).apiKeys).toEqual([
-        'prod-key-0123456789abcdef',
-      ]);
     });
   });
 

@@ -18,15 +18,22 @@ export interface AppConfig {
   readonly nodeEnv: string;
   readonly port: number;
   readonly host: string;
-  /** SQLite file path, or `:memory:`. */
+  /** SQLite file path, or `:memory:` (used when no PostgreSQL URL is configured). */
   readonly databasePath: string;
+  /** PostgreSQL connection URL; when set the service runs on PostgreSQL instead of SQLite. */
+  readonly databaseUrl: string | null;
+  /** PostgreSQL schema holding the tables (created if missing). */
+  readonly databaseSchema: string;
+  /** PostgreSQL connections per instance. */
+  readonly dbPoolSize: number;
+  readonly dbConnectTimeoutMs: number;
+  /** Longest a PostgreSQL statement may run before the server cancels it. */
+  readonly dbStatementTimeoutMs: number;
   readonly sqliteSynchronous: SqliteSynchronous;
   /** Milliseconds a writer waits for a lock before SQLite reports busy. */
   readonly sqliteBusyTimeoutMs: number;
-  /** Keys from `API_KEYS`; empty when unset (a bootstrap key is then used). */
+  /** Keys from `API_KEYS`, accepted beside the stored keys; empty when unset. */
   readonly apiKeys: readonly string[];
-  /** Where the generated first-run key is kept when `API_KEYS` is unset. */
-  readonly bootstrapKeyPath: string | null;
   readonly productionBaseUrl: string;
   readonly stagingBaseUrl: string;
   readonly bodyLimitBytes: number;
@@ -118,6 +125,56 @@ function databasePath(env: Env): string {
   return isAbsolute(raw) ? raw : resolve(raw);
 }
 
+/** `DATABASE_URL=postgres://...`, or `DB_TYPE=postgres` with `DB_HOST`, `DB_PORT`, `DB_USER`, `DB_PASSWORD`, `DB_NAME`. */
+function databaseUrl(env: Env): string | null {
+  const type = (env.DB_TYPE ?? '').toLowerCase();
+  if (type !== '' && type !== 'sqlite' && type !== 'postgres') {
+    throw new ConfigError(`DB_TYPE must be sqlite or postgres (got "${env.DB_TYPE}")`);
+  }
+  const raw = env.DATABASE_URL;
+  if (raw !== undefined && raw !== '') {
+    if (type === 'sqlite')
+      throw new ConfigError('DATABASE_URL is set but DB_TYPE is sqlite: unset one of them');
+    let parsed: URL;
+    try {
+      parsed = new URL(raw);
+    } catch {
+      // Never print the URL: it may hold a password.
+      throw new ConfigError('DATABASE_URL must be a URL like postgres://user:password@host:5432/database');
+    }
+    if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') {
+      throw new ConfigError('DATABASE_URL must start with postgres:// or postgresql://');
+    }
+    return raw;
+  }
+  if (type !== 'postgres') return null;
+  const url = new URL('postgres://localhost');
+  url.hostname = env.DB_HOST || 'localhost';
+  url.port = String(integer(env, 'DB_PORT', 5432, 1, 65535));
+  url.username = encodeURIComponent(env.DB_USER || 'postgres');
+  url.password = encodeURIComponent(env.DB_PASSWORD ?? '');
+  url.pathname = `/${encodeURIComponent(env.DB_NAME || 'petstore')}`;
+  return url.toString();
+}
+
+function schemaName(env: Env): string {
+  const raw = env.DATABASE_SCHEMA;
+  if (raw === undefined || raw === '') return 'public';
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(raw)) {
+    throw new ConfigError(`DATABASE_SCHEMA must be a lower-case SQL identifier (got "${raw}")`);
+  }
+  return raw;
+}
+
+/** The database the service uses, for messages: the SQLite path, or the PostgreSQL URL without its password. */
+export function describeDatabase(config: AppConfig): string {
+  if (config.databaseUrl === null)
+    return `${config.databasePath} (SQLite, WAL, synchronous=${config.sqliteSynchronous})`;
+  const url = new URL(config.databaseUrl);
+  if (url.password) url.password = '***';
+  return `${url.toString()} (PostgreSQL, schema ${config.databaseSchema})`;
+}
+
 function logLevel(env: Env): LogLevel {
   const raw = env.LOG_LEVEL;
   if (raw === undefined || raw === '') return 'info';
@@ -189,22 +246,19 @@ function trustProxy(env: Env): TrustProxy {
 /** Builds the configuration from an environment, or throws a ConfigError with one clear line. */
 export function loadConfig(env: Env): AppConfig {
   const database = databasePath(env);
-  const nodeEnv = env.NODE_ENV || 'development';
-  const keys = apiKeys(env);
-  if (nodeEnv === 'production' && keys.length === 0) {
-    throw new ConfigError(
-      'API_KEYS must be set when NODE_ENV is production (no key is generated in production)',
-    );
-  }
   return {
-    nodeEnv,
+    nodeEnv: env.NODE_ENV || 'development',
     port: integer(env, 'PORT', 3000, 0, 65535),
     host: host(env),
     databasePath: database,
+    databaseUrl: databaseUrl(env),
+    databaseSchema: schemaName(env),
+    dbPoolSize: integer(env, 'DB_POOL_SIZE', 10, 2, 1000),
+    dbConnectTimeoutMs: integer(env, 'DB_CONNECT_TIMEOUT_MS', 5000, 100, 600000),
+    dbStatementTimeoutMs: integer(env, 'DB_STATEMENT_TIMEOUT_MS', 15000, 100, 3600000),
     sqliteSynchronous: oneOf(env, 'SQLITE_SYNCHRONOUS', ['FULL', 'NORMAL'] as const, 'FULL'),
     sqliteBusyTimeoutMs: integer(env, 'SQLITE_BUSY_TIMEOUT_MS', 5000, 0, 600000),
-    apiKeys: keys,
-    bootstrapKeyPath: database === ':memory:' ? null : resolve(database, '..', 'bootstrap-api-key'),
+    apiKeys: apiKeys(env),
     productionBaseUrl: url(env, 'PRODUCTION_BASE_URL', 'https://api.petstore.example.com/v1'),
     stagingBaseUrl: url(env, 'STAGING_BASE_URL', 'https://staging-api.petstore.example.com/v1'),
     bodyLimitBytes: 16 * 1024,

@@ -1,6 +1,7 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
+import { ApiKeysService } from '../../api-keys/api-keys.service';
 import { ApiException } from '../errors/api-exception';
 import { TOKEN68 } from './api-key.format';
 import { ApiKeyStore } from './api-key.store';
@@ -12,17 +13,19 @@ export const REALM = 'petstore';
 const BEARER = new RegExp(`^Bearer +(${TOKEN68}) *$`, 'i');
 
 /**
- * The global guard: every route needs a valid bearer API key unless marked `@Public()`.
+ * The global guard: every route needs a valid bearer API key unless marked `@Public()`: one
+ * of `API_KEYS` (constant-time) or a stored key that is not revoked (digest lookup).
  * Guards run before pipes, so an unauthenticated request is 401 before its body is validated.
  */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
-    private readonly keys: ApiKeyStore,
+    private readonly configuredKeys: ApiKeyStore,
+    private readonly storedKeys: ApiKeysService,
   ) {}
 
-  canActivate(context: ExecutionContext): boolean {
+  async canActivate(context: ExecutionContext): Promise<boolean> {
     const isPublic = this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [
       context.getHandler(),
       context.getClass(),
@@ -41,7 +44,10 @@ export class ApiKeyGuard implements CanActivate {
       );
     }
     const token = BEARER.exec(header)?.[1];
-    if (token === undefined || !this.keys.isValid(token)) {
+    if (
+      token === undefined ||
+      !(this.configuredKeys.isValid(token) || (await this.storedKeys.verify(token)))
+    ) {
       throw new ApiException('unauthorized', 'The API key is not valid.', undefined, {
         'WWW-Authenticate': `Bearer realm="${REALM}", error="invalid_token"`,
       });

@@ -1,3 +1,5 @@
+import { ValueTransformer } from 'typeorm';
+
 /** The largest integer a JSON number carries exactly in JavaScript (2^53 - 1). */
 export const MAX_EXACT_INTEGER = Number.MAX_SAFE_INTEGER;
 
@@ -10,3 +12,9 @@ export function parseDecimalInt64(raw: string): bigint | undefined {
   const value = BigInt(raw);
   return value >= INT64_MIN && value <= INT64_MAX ? value : undefined;
 }
+
+/** Drivers may hand 64-bit integers back as strings; the values we store stay below 2^53. */
+export const int64AsNumber: ValueTransformer = {
+  to: (value: number | null | undefined) => value,
+  from: (value: string | number | null) => (value === null ? null : Number(value)),
+};

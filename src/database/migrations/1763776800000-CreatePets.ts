@@ -1,19 +1,18 @@
 import { MigrationInterface, QueryRunner, Table } from 'typeorm';
+import { isSqlite } from '../dialect';
 
 /** The pets table. Ids come from AUTOINCREMENT so they only grow and are never reused. */
 export class CreatePets1763776800000 implements MigrationInterface {
   name = 'CreatePets1763776800000';
 
   async up(queryRunner: QueryRunner): Promise<void> {
-    const sqlite = ['sqlite', 'better-sqlite3'].includes(queryRunner.connection.driver.options.type);
     await queryRunner.createTable(
       new Table({
         name: 'pets',
         columns: [
           {
             name: 'id',
-            // SQLite only allows AUTOINCREMENT on INTEGER, which is 64-bit there.
-            type: sqlite ? 'integer' : 'bigint',
+            type: isSqlite(queryRunner) ? 'integer' : 'bigint',
             isPrimary: true,
             isGenerated: true,
             generationStrategy: 'increment',
