@@ -1,5 +1,7 @@
+import { Logger } from 'nestjs-pino';
 import { KEY_SETUP } from './common/auth/auth.module';
 import { KeySetup } from './common/auth/key-setup';
+import { enableGracefulShutdown } from './common/lifecycle/graceful-shutdown';
 import { AppConfig, describeDatabase } from './config/app-config';
 import { configFromEnvironment } from './config/environment';
 import { createApp, DOCS_PATH } from './setup-app';
@@ -35,9 +37,12 @@ function banner(url: string, config: AppConfig, keys: KeySetup): string {
 
 async function main(): Promise<void> {
   const config = configFromEnvironment('petstore');
-  const app = await createApp(config);
-  app.enableShutdownHooks();
+  // Nest's own logger stays off until the app listens, so that a failure to start (a database
+  // that can't be opened, a port in use) is the one line printed below; request logs are on.
+  const app = await createApp(config, { logger: false });
+  enableGracefulShutdown(app, config.shutdownTimeoutMs);
   await app.listen(config.port, config.host);
+  app.useLogger(app.get(Logger));
   const address = app.getHttpServer().address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const shownHost = ['0.0.0.0', '::'].includes(config.host) ? 'localhost' : config.host;

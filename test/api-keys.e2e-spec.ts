@@ -9,6 +9,7 @@ import { VERIFY_CACHE_MS } from '../src/api-keys/api-keys.service';
 import { loadConfig } from '../src/config/app-config';
 import { createApp } from '../src/setup-app';
 import { tempDir, TEST_KEY, testDatabaseEnv } from './support/app';
+import { captureLogs, CapturedLogs } from './support/logs';
 import { exitOf, launchService, spawnService, stopService } from './support/process';
 
 const run = promisify(execFile);
@@ -51,14 +52,16 @@ describe('Stored API keys (e2e: real CLI, real app, one SQLite file)', () => {
   let app: NestExpressApplication;
   let http: App;
   let logger: CapturingLogger;
+  let requestLogs: CapturedLogs;
 
   beforeAll(async () => {
     dir = tempDir();
     database = testDatabaseEnv(join(dir.path, 'petstore.sqlite'));
     logger = new CapturingLogger();
+    requestLogs = captureLogs();
     // API_KEYS is set too: environment keys and stored keys work side by side.
-    const config = loadConfig({ ...database, API_KEYS: TEST_KEY });
-    app = await createApp(config, { logger });
+    const config = loadConfig({ ...database, API_KEYS: TEST_KEY, LOG_LEVEL: 'trace' });
+    app = await createApp(config, { logger, logDestination: requestLogs.stream });
     await app.init();
     http = app.getHttpServer();
   });
@@ -126,7 +129,8 @@ describe('Stored API keys (e2e: real CLI, real app, one SQLite file)', () => {
 
   it('no key, stored or from the environment, ever appears in the logs', () => {
     expect(logger.lines.length).toBeGreaterThan(0);
-    const logs = logger.lines.join('\n');
+    expect(requestLogs.lines().length).toBeGreaterThan(0);
+    const logs = [...logger.lines, requestLogs.text()].join('\n');
     expect(logs).not.toMatch(KEY_PATTERN);
     expect(logs).not.toContain(TEST_KEY);
   });

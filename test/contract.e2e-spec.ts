@@ -212,6 +212,24 @@ describe('Every live response matches the committed OpenAPI document (e2e)', () 
     });
   });
 
+  describe('health probes (outside /v1, no key)', () => {
+    it('live 200 and ready 200', async () => {
+      expectContract(await request(http).get('/health/live'), 'liveness 200');
+      expectContract(await request(http).get('/health/ready'), 'readiness 200');
+    });
+
+    it('ready 503 in the Error shape while the database is unreachable', async () => {
+      const down = await startApp();
+      const dataSource = down.get(DataSource);
+      await dataSource.destroy();
+      const res = await request(down.getHttpServer()).get('/health/ready');
+      await dataSource.initialize();
+      await down.close();
+      expectContract(res, 'readiness 503');
+      expect(res.body.code).toBe('service_unavailable');
+    });
+  });
+
   describe('the validator itself', () => {
     const fake = (method: string, path: string, status: number, headers: object, body: unknown) =>
       ({

@@ -120,7 +120,12 @@ describe('The OpenAPI document (e2e)', () => {
         { url: 'https://api.petstore.example.com/v1', description: 'Production' },
         { url: 'https://staging-api.petstore.example.com/v1', description: 'Staging' },
       ]);
-      expect(Object.keys(document.paths).sort()).toEqual(['/pets', '/pets/{petId}']);
+      expect(Object.keys(document.paths).sort()).toEqual([
+        '/health/live',
+        '/health/ready',
+        '/pets',
+        '/pets/{petId}',
+      ]);
     });
 
     it('takes the production and staging URLs from the configuration', async () => {

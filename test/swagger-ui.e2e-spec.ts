@@ -120,6 +120,8 @@ describeInBrowser('Swagger UI in a real browser (Chromium, e2e)', () => {
       'operations-Pets-listPets',
       'operations-Pets-createPet',
       'operations-Pets-getPet',
+      'operations-health-liveness',
+      'operations-health-readiness',
     ]);
     expect(
       await page.locator('.opblock.opblock-deprecated').evaluateAll((blocks) => blocks.map((b) => b.id)),

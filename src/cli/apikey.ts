@@ -5,7 +5,7 @@ import { ApiKeyEntity } from '../api-keys/api-key.entity';
 import { ApiKeyError, ApiKeysService } from '../api-keys/api-keys.service';
 import { AppConfig } from '../config/app-config';
 import { configFromEnvironment } from '../config/environment';
-import { dataSourceOptions, openDatabase } from '../database/database.options';
+import { openDatabase } from '../database/database.options';
 
 const USAGE = `usage: npm run apikey -- <command>
   create --name <client>   create a key for a client and print it (shown only this once)
@@ -121,7 +121,7 @@ export async function apiKeyCli(argv: string[], config: AppConfig, io: Output): 
   }
   let dataSource: DataSource | undefined;
   try {
-    dataSource = await openDatabase(config, { ...dataSourceOptions(config), logging: false });
+    dataSource = await openDatabase(config);
     await run(command, args, new ApiKeysService(dataSource.getRepository(ApiKeyEntity)), io);
     return EXIT_OK;
   } catch (error) {

@@ -1,7 +1,14 @@
 import { isAbsolute, resolve } from 'node:path';
+import proxyAddr from 'proxy-addr';
 import { isWellFormedApiKey, MIN_API_KEY_LENGTH } from '../common/auth/api-key.format';
 
 export type SqliteSynchronous = 'FULL' | 'NORMAL';
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** Express's `trust proxy` setting: off, on, a number of hops, or the addresses/subnets trusted. */
+export type TrustProxy = boolean | number | string[];
 
 /**
  * The service's whole configuration, read once from the environment at start.
@@ -35,6 +42,14 @@ export interface AppConfig {
   readonly productionBaseUrl: string;
   readonly stagingBaseUrl: string;
   readonly bodyLimitBytes: number;
+  readonly logLevel: LogLevel;
+  /** Browser origins allowed by CORS; empty: CORS is off. */
+  readonly corsOrigins: readonly string[];
+  readonly trustProxy: TrustProxy;
+  /** How long a shutdown waits for in-flight requests before closing their connections. */
+  readonly shutdownTimeoutMs: number;
+  /** Serve Swagger UI and the OpenAPI document at /docs, /docs-json, /docs-yaml. */
+  readonly swaggerEnabled: boolean;
 }
 
 export class ConfigError extends Error {
@@ -188,6 +203,74 @@ export function describeDatabase(config: AppConfig): string {
   return `${url.toString()} (PostgreSQL, schema ${config.databaseSchema})`;
 }
 
+function logLevel(env: Env): LogLevel {
+  const raw = env.LOG_LEVEL;
+  if (raw === undefined || raw === '') return 'info';
+  const value = raw.toLowerCase() as LogLevel;
+  if (!LOG_LEVELS.includes(value)) {
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${raw}")`);
+  }
+  return value;
+}
+
+function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (/^true$/i.test(raw)) return true;
+  if (/^false$/i.test(raw)) return false;
+  throw new ConfigError(`${name} must be true or false (got "${raw}")`);
+}
+
+/** A comma-separated list, entries trimmed, empty entries dropped. */
+function list(raw: string | undefined): string[] {
+  return (raw ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+}
+
+function corsOrigins(env: Env): string[] {
+  return list(env.CORS_ORIGINS).map((entry, index) => {
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(entry);
+    } catch {
+      parsed = undefined;
+    }
+    const isOrigin =
+      parsed !== undefined &&
+      (parsed.protocol === 'http:' || parsed.protocol === 'https:') &&
+      parsed.username === '' &&
+      parsed.password === '' &&
+      parsed.pathname === '/' &&
+      !entry.includes('?') &&
+      !entry.includes('#');
+    if (!isOrigin) {
+      throw new ConfigError(
+        `CORS_ORIGINS entry ${index + 1} must be an origin such as https://app.example.com (got "${entry}")`,
+      );
+    }
+    return parsed!.origin;
+  });
+}
+
+/** As Express reads `trust proxy`; the address list is checked by Express's own parser. */
+function trustProxy(env: Env): TrustProxy {
+  const raw = env.TRUST_PROXY;
+  if (raw === undefined || raw.trim() === '' || /^false$/i.test(raw)) return false;
+  if (/^true$/i.test(raw)) return true;
+  if (/^\d{1,3}$/.test(raw)) return Number(raw);
+  const addresses = list(raw);
+  try {
+    proxyAddr.compile(addresses);
+  } catch {
+    throw new ConfigError(
+      `TRUST_PROXY must be true, false, a number of hops, or a comma-separated list of addresses, subnets, loopback, linklocal, uniquelocal (got "${raw}")`,
+    );
+  }
+  return addresses;
+}
+
 /** Builds the configuration from an environment, or throws a ConfigError with one clear line. */
 export function loadConfig(env: Env): AppConfig {
   const database = databasePath(env);
@@ -210,5 +293,10 @@ export function loadConfig(env: Env): AppConfig {
     productionBaseUrl: url(env, 'PRODUCTION_BASE_URL', 'https://api.petstore.example.com/v1'),
     stagingBaseUrl: url(env, 'STAGING_BASE_URL', 'https://staging-api.petstore.example.com/v1'),
     bodyLimitBytes: 16 * 1024,
+    logLevel: logLevel(env),
+    corsOrigins: corsOrigins(env),
+    trustProxy: trustProxy(env),
+    shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10000, 0, 600000),
+    swaggerEnabled: boolean(env, 'SWAGGER_ENABLED', true),
   };
 }

@@ -24,7 +24,10 @@ export function dataSourceOptions(config: AppConfig): DataSourceOptions {
     migrations: MIGRATIONS,
     migrationsRun: false,
     synchronize: false,
-    logging: ['error' as const],
+    // Failed queries surface as errors, which the filter logs once with their stack; TypeORM's own
+    // log would repeat them with their parameters, and expected conflicts (a unique index
+    // deciding between concurrent idempotent requests) are not errors.
+    logging: false,
   };
   if (config.databaseUrl !== null) {
     return {

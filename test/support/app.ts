@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { Client } from 'pg';
 import { loadConfig } from '../../src/config/app-config';
-import { createApp } from '../../src/setup-app';
+import { createApp, CreateAppOptions } from '../../src/setup-app';
 
 export const TEST_KEY = 'test-key-0123456789abcdef';
 export const AUTH = { Authorization: `Bearer ${TEST_KEY}` };
@@ -39,12 +39,22 @@ export async function dropTestSchemas(): Promise<void> {
 /**
  * Boots the real application, exactly as main.ts builds it (same config loader, same
  * createApp), on a fresh test database unless `env` names a SQLite DATABASE_PATH.
+ * Logs are off (LOG_LEVEL=silent) unless the environment or the options ask for them.
  */
-export async function startApp(env: Record<string, string> = {}): Promise<NestExpressApplication> {
+export async function startApp(
+  env: Record<string, string> = {},
+  options: CreateAppOptions = {},
+): Promise<NestExpressApplication> {
   const database = env.DATABASE_PATH ? {} : testDatabaseEnv();
   // Rate limits are off unless a test turns them on: the suite sends thousands of requests.
-  const config = loadConfig({ API_KEYS: TEST_KEY, RATE_LIMIT_ENABLED: 'false', ...database, ...env });
-  const app = await createApp(config, { logger: false });
+  const config = loadConfig({
+    API_KEYS: TEST_KEY,
+    LOG_LEVEL: 'silent',
+    RATE_LIMIT_ENABLED: 'false',
+    ...database,
+    ...env,
+  });
+  const app = await createApp(config, options);
   await app.init();
   return app;
 }

@@ -82,10 +82,18 @@ export class ContractValidator {
   check(res: Response): string {
     const request = (res as unknown as { req: { method: string; path: string } }).req;
     const path = request.path.split('?')[0];
-    if (!path.startsWith(`${this.basePath}/`)) throw new Error(`${path} is not under ${this.basePath}`);
-    const relative = path.slice(this.basePath.length);
-    const found = this.operations.find((op) => op.method === request.method && op.matches.test(relative));
-    if (!found) throw new Error(`${request.method} ${relative} is not a documented operation`);
+    // An operation's own `servers` (the health probes: `/`) override the document's base path.
+    const base = (op: DocumentedOperation) =>
+      (op.operation.servers?.[0]?.url ?? this.basePath).replace(/\/$/, '');
+    const found = this.operations.find((op) => {
+      const prefix = base(op);
+      return (
+        op.method === request.method &&
+        path.startsWith(`${prefix}/`) &&
+        op.matches.test(path.slice(prefix.length))
+      );
+    });
+    if (!found) throw new Error(`${request.method} ${path} is not a documented operation`);
 
     const name = `${found.operation.operationId} ${res.status}`;
     const response = found.operation.responses[String(res.status)] as ResponseObject | undefined;
