@@ -144,6 +144,9 @@ describe('Every live response matches the committed OpenAPI document (e2e)', () 
       const filtered = await request(http).get('/v1/pets?status=sold&limit=1').set(AUTH);
       expectContract(filtered, 'listPets 200');
       expect(filtered.body).toHaveLength(1);
+      const paged = await request(http).get('/v1/pets?limit=1').set(AUTH);
+      expectContract(paged, 'listPets 200');
+      expect(paged.headers.link).toMatch(/; rel="next"$/);
     });
 
     it.each(['limit=0', 'limit=101', 'limit=abc', 'status=lost'])('400 for %s', async (query) => {

@@ -206,11 +206,12 @@ describe('The OpenAPI document (e2e)', () => {
       expect(statusParameter?.schema).toEqual({ $ref: '#/components/schemas/PetStatus' });
     });
 
-    it('listPets: limit 1..100 default 20, an optional status filter', () => {
+    it('listPets: limit 1..100 default 20, an optional status filter, an optional cursor', () => {
       const parameters = operation('/pets', 'get').parameters as ParameterObject[];
       expect(parameters.map(({ name, in: where, required }) => ({ name, in: where, required }))).toEqual([
         { name: 'limit', in: 'query', required: false },
         { name: 'status', in: 'query', required: false },
+        { name: 'cursor', in: 'query', required: false },
       ]);
       expect(parameters[0].schema).toEqual({ type: 'integer', minimum: 1, maximum: 100, default: 20 });
     });

@@ -8,6 +8,7 @@ import { DEPRECATION_HEADER_DOCS } from './deprecation';
 import { ListPetsQueryDto } from './dto/list-pets-query.dto';
 import { NewPetDto } from './dto/new-pet.dto';
 import { PetDto } from './dto/pet.dto';
+import { decodeCursor, encodeCursor } from './cursor';
 import { PetIdPipe } from './pet-id.pipe';
 import { PetsService } from './pets.service';
 
@@ -21,14 +22,41 @@ export class PetsController {
    * List all animals
    *
    * @remarks A page of at most `limit` animals in ascending id order (oldest first), optionally
-   * only those with one `status`.
+   * only those with one `status`. When more animals match, `Link: <...>; rel="next"` points to the
+   * next page; following those links walks the whole collection once, with no gaps, also while
+   * animals are being added.
    */
   @Get()
-  @ApiOkResponse({ type: [PetDto], description: 'Success: the page of animals (Pets).' })
+  @ApiOkResponse({
+    type: [PetDto],
+    description: 'Success: the page of animals (Pets).',
+    headers: {
+      Link: {
+        description:
+          'RFC 8288: `<...>; rel="next"` when more animals match, to the next page (same `limit` and ' +
+          '`status`, and an opaque `cursor`). Absent on the last page.',
+        required: false,
+        schema: { type: 'string', pattern: '^</v1/pets\\?[^>]*cursor=[^>]+>; rel="next"$' },
+      },
+    },
+  })
   @ApiErrors([400, 401, 429, 500])
-  async listPets(@Query() query: ListPetsQueryDto): Promise<PetDto[]> {
-    const pets = await this.pets.list(query);
-    return pets.map((pet) => PetDto.fromEntity(pet));
+  async listPets(
+    @Query() query: ListPetsQueryDto,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<PetDto[]> {
+    const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor, query.status);
+    const page = await this.pets.list({ limit: query.limit, status: query.status, afterId: after?.afterId });
+    if (page.hasMore) {
+      const next = new URLSearchParams({ limit: String(query.limit) });
+      if (query.status) next.set('status', query.status);
+      next.set(
+        'cursor',
+        encodeCursor({ afterId: page.pets[page.pets.length - 1].id, status: query.status ?? null }),
+      );
+      res.setHeader('Link', `</${API_PREFIX}/pets?${next.toString()}>; rel="next"`);
+    }
+    return page.pets.map((pet) => PetDto.fromEntity(pet));
   }
 
   /**

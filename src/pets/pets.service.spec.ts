@@ -1,11 +1,16 @@
-import { Repository } from 'typeorm';
+import { MoreThan, Repository } from 'typeorm';
 import { ApiException } from '../common/errors/api-exception';
 import { NewPetDto } from './dto/new-pet.dto';
 import { PetEntity } from './pet.entity';
 import { PetStatus } from './pet-status';
 import { PetsService } from './pets.service';
 
-type MockRepository = { find: jest.Mock; insert: jest.Mock; findOneBy: jest.Mock };
+type MockRepository = {
+  find: jest.Mock;
+  insert: jest.Mock;
+  findOneBy: jest.Mock;
+  manager: { connection: { options: { type: string } } };
+};
 
 function newPet(fields: Partial<NewPetDto>): NewPetDto {
   return Object.assign(new NewPetDto(), fields);
@@ -31,27 +36,35 @@ describe('PetsService', () => {
   const tom: PetEntity = { id: 2, name: 'Tom', categoryId: 3, status: null };
 
   beforeEach(() => {
-    repository = { find: jest.fn(), insert: jest.fn(), findOneBy: jest.fn() };
+    repository = {
+      find: jest.fn(),
+      insert: jest.fn(),
+      findOneBy: jest.fn(),
+      manager: { connection: { options: { type: 'sqlite' } } },
+    };
     service = new PetsService(repository as unknown as Repository<PetEntity>);
   });
 
   describe('list', () => {
-    it('asks for a page in ascending id order without a filter', async () => {
+    it('asks for one row more than the page, in ascending id order, without a filter', async () => {
       repository.find.mockResolvedValue([rex, tom]);
 
-      await expect(service.list({ limit: 20 })).resolves.toEqual([rex, tom]);
+      await expect(service.list({ limit: 20 })).resolves.toEqual({ pets: [rex, tom], hasMore: false });
       expect(repository.find).toHaveBeenCalledTimes(1);
-      expect(repository.find).toHaveBeenCalledWith({ where: {}, order: { id: 'ASC' }, take: 20 });
+      expect(repository.find).toHaveBeenCalledWith({ where: {}, order: { id: 'ASC' }, take: 21 });
     });
 
-    it('filters by status and passes the limit', async () => {
-      repository.find.mockResolvedValue([rex]);
+    it('filters by status, starts after the cursor id, and says when more follow', async () => {
+      repository.find.mockResolvedValue([rex, tom]);
 
-      await expect(service.list({ limit: 5, status: PetStatus.sold })).resolves.toEqual([rex]);
+      await expect(service.list({ limit: 1, status: PetStatus.sold, afterId: 40 })).resolves.toEqual({
+        pets: [rex],
+        hasMore: true,
+      });
       expect(repository.find).toHaveBeenCalledWith({
-        where: { status: PetStatus.sold },
+        where: { status: PetStatus.sold, id: MoreThan(40) },
         order: { id: 'ASC' },
-        take: 5,
+        take: 2,
       });
     });
 

@@ -359,7 +359,7 @@ describe('RequestValidationPipe', () => {
     });
 
     it('ignores unknown query parameters', async () => {
-      expect({ ...(await query({ limit: '3', page: '2', cursor: 'abc', id: '1' })) }).toEqual({ limit: 3 });
+      expect({ ...(await query({ limit: '3', page: '2', offset: 'abc', id: '1' })) }).toEqual({ limit: 3 });
     });
 
     it.each([
