@@ -39,7 +39,11 @@ export function dataSourceOptions(config: AppConfig): DataSourceOptions {
       applicationName: 'petstore',
       poolSize: config.dbPoolSize,
       connectTimeoutMS: config.dbConnectTimeoutMs,
-      extra: { statement_timeout: config.dbStatementTimeoutMs },
+      // search_path too, so that raw SQL (an operator's, a test's) sees the same tables.
+      extra: {
+        statement_timeout: config.dbStatementTimeoutMs,
+        options: `-c search_path=${config.databaseSchema}`,
+      },
     };
   }
   if (config.databasePath !== ':memory:') mkdirSync(dirname(config.databasePath), { recursive: true });
