@@ -1,5 +1,5 @@
 import { MigrationInterface, QueryRunner, Table } from 'typeorm';
-import { isSqlite } from '../dialect';
+import { idColumn } from '../dialect';
 
 /** The pets table. Ids come from AUTOINCREMENT so they only grow and are never reused. */
 export class CreatePets1763776800000 implements MigrationInterface {
@@ -10,13 +10,7 @@ export class CreatePets1763776800000 implements MigrationInterface {
       new Table({
         name: 'pets',
         columns: [
-          {
-            name: 'id',
-            type: isSqlite(queryRunner) ? 'integer' : 'bigint',
-            isPrimary: true,
-            isGenerated: true,
-            generationStrategy: 'increment',
-          },
+          idColumn(queryRunner),
           { name: 'name', type: 'varchar', length: '255', isNullable: false },
           { name: 'category_id', type: 'bigint', isNullable: false },
           { name: 'status', type: 'varchar', length: '16', isNullable: true },

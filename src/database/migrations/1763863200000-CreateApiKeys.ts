@@ -1,5 +1,5 @@
 import { MigrationInterface, QueryRunner, Table } from 'typeorm';
-import { isSqlite } from '../dialect';
+import { idColumn } from '../dialect';
 
 /** Stored API keys: digest and prefix only, never the key. */
 export class CreateApiKeys1763863200000 implements MigrationInterface {
@@ -10,13 +10,7 @@ export class CreateApiKeys1763863200000 implements MigrationInterface {
       new Table({
         name: 'api_keys',
         columns: [
-          {
-            name: 'id',
-            type: isSqlite(queryRunner) ? 'integer' : 'bigint',
-            isPrimary: true,
-            isGenerated: true,
-            generationStrategy: 'increment',
-          },
+          idColumn(queryRunner),
           { name: 'name', type: 'varchar', length: '100', isNullable: false },
           { name: 'prefix', type: 'varchar', length: '16', isNullable: false },
           { name: 'key_hash', type: 'varchar', length: '64', isNullable: false },

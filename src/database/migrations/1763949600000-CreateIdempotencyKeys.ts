@@ -1,5 +1,5 @@
 import { MigrationInterface, QueryRunner, Table } from 'typeorm';
-import { isSqlite } from '../dialect';
+import { idColumn } from '../dialect';
 
 /** Idempotency-Key records of POST /pets: the request digest and the response to replay. */
 export class CreateIdempotencyKeys1763949600000 implements MigrationInterface {
@@ -10,13 +10,7 @@ export class CreateIdempotencyKeys1763949600000 implements MigrationInterface {
       new Table({
         name: 'idempotency_keys',
         columns: [
-          {
-            name: 'id',
-            type: isSqlite(queryRunner) ? 'integer' : 'bigint',
-            isPrimary: true,
-            isGenerated: true,
-            generationStrategy: 'increment',
-          },
+          idColumn(queryRunner),
           { name: 'owner', type: 'varchar', length: '64', isNullable: false },
           { name: 'idempotency_key', type: 'varchar', length: '255', isNullable: false },
           { name: 'request_hash', type: 'varchar', length: '64', isNullable: false },
