@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import * as sqlite3 from 'sqlite3';
 import { DataSource, DataSourceOptions } from 'typeorm';
 import { ApiKeyEntity } from '../api-keys/api-key.entity';
 import { AppConfig } from '../config/app-config';
@@ -11,6 +12,16 @@ export const ENTITIES = [PetEntity, ApiKeyEntity, IdempotencyRecordEntity];
 
 /** Any number, shared by every instance: the PostgreSQL advisory lock held while migrating. */
 const MIGRATION_LOCK_ID = 7_348_214_901;
+
+/**
+ * The sqlite3 driver as TypeORM should get it. TypeORM calls `verbose()` on the driver, which
+ * patches every query method to capture a stack trace and `util.inspect` the SQL and parameters
+ * on each call, only to lengthen error traces (its cost: docs/performance.md). This view of
+ * the module answers `verbose()` with itself; errors keep SQLite's code and message.
+ */
+export const SQLITE3_DRIVER: typeof sqlite3 = Object.create(sqlite3, {
+  verbose: { value: () => SQLITE3_DRIVER },
+}) as typeof sqlite3;
 
 /**
  * The TypeORM options for the configured database. Migrations are applied by `openDatabase`
@@ -50,6 +61,7 @@ export function dataSourceOptions(config: AppConfig): DataSourceOptions {
   return {
     ...common,
     type: 'sqlite',
+    driver: SQLITE3_DRIVER,
     database: config.databasePath,
     enableWAL: true,
     busyTimeout: config.sqliteBusyTimeoutMs,

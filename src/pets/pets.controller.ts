@@ -10,12 +10,16 @@ import { NewPetDto } from './dto/new-pet.dto';
 import { PetDto } from './dto/pet.dto';
 import { decodeCursor, encodeCursor } from './cursor';
 import { PetIdPipe } from './pet-id.pipe';
+import { PetEntity } from './pet.entity';
 import { PetsService } from './pets.service';
 
 // Summaries, descriptions and `deprecated` come from the doc comments (the @nestjs/swagger
 // plugin); the decorators say what it cannot infer: response descriptions, headers, errors.
 @Controller('pets')
 export class PetsController {
+  /** Response bodies of the pages the service hands out again (its cached pages). */
+  private readonly bodies = new WeakMap<readonly PetEntity[], PetDto[]>();
+
   constructor(private readonly pets: PetsService) {}
 
   /**
@@ -56,7 +60,12 @@ export class PetsController {
       );
       res.setHeader('Link', `</${API_PREFIX}/pets?${next.toString()}>; rel="next"`);
     }
-    return page.pets.map((pet) => PetDto.fromEntity(pet));
+    let body = this.bodies.get(page.pets);
+    if (!body) {
+      body = page.pets.map((pet) => PetDto.fromEntity(pet));
+      this.bodies.set(page.pets, body);
+    }
+    return body;
   }
 
   /**

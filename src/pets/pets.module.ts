@@ -2,6 +2,7 @@ import { MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/c
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { deprecationHeaders } from './deprecation';
+import { PetCache } from './pet-cache';
 import { PetEntity } from './pet.entity';
 import { PetsController } from './pets.controller';
 import { PetsService } from './pets.service';
@@ -9,7 +10,7 @@ import { PetsService } from './pets.service';
 @Module({
   imports: [TypeOrmModule.forFeature([PetEntity]), IdempotencyModule],
   controllers: [PetsController],
-  providers: [PetsService],
+  providers: [PetsService, { provide: PetCache, useFactory: () => new PetCache() }],
   exports: [PetsService],
 })
 export class PetsModule implements NestModule {

@@ -1,6 +1,7 @@
 import { MoreThan, Repository } from 'typeorm';
 import { ApiException } from '../common/errors/api-exception';
 import { NewPetDto } from './dto/new-pet.dto';
+import { PetCache } from './pet-cache';
 import { PetEntity } from './pet.entity';
 import { PetStatus } from './pet-status';
 import { PetsService } from './pets.service';
@@ -159,5 +160,123 @@ describe('PetsService', () => {
       });
       expect(repository.findOneBy).not.toHaveBeenCalled();
     });
+  });
+});
+
+describe('PetsService with its read caches and group commit', () => {
+  let repository: MockRepository;
+  let service: PetsService;
+
+  const page = (count: number, from = 1): PetEntity[] =>
+    Array.from({ length: count }, (_, index) => ({
+      id: from + index,
+      name: `Pet ${from + index}`,
+      categoryId: 1,
+      status: null,
+    }));
+
+  beforeEach(() => {
+    repository = {
+      find: jest.fn(),
+      insert: jest.fn(),
+      findOneBy: jest.fn(),
+      manager: { connection: { options: { type: 'sqlite' } } },
+    };
+    service = new PetsService(repository as unknown as Repository<PetEntity>, new PetCache(100));
+  });
+
+  it('reads a page that more animals follow once and then serves it from memory', async () => {
+    repository.find.mockResolvedValue(page(4));
+
+    await service.list({ limit: 3 });
+    await expect(service.list({ limit: 3 })).resolves.toEqual({ pets: page(3), hasMore: true });
+    expect(repository.find).toHaveBeenCalledTimes(1);
+  });
+
+  it('asks the database for a last page every time, so it shows new animals', async () => {
+    repository.find.mockResolvedValueOnce(page(3)).mockResolvedValueOnce(page(4));
+
+    await expect(service.list({ limit: 3 })).resolves.toEqual({ pets: page(3), hasMore: false });
+    await expect(service.list({ limit: 3 })).resolves.toEqual({ pets: page(3), hasMore: true });
+    expect(repository.find).toHaveBeenCalledTimes(2);
+  });
+
+  it('keeps the pages of each filter, limit and cursor apart', async () => {
+    repository.find.mockResolvedValueOnce(page(3)).mockResolvedValueOnce(page(3, 10));
+
+    await service.list({ limit: 2 });
+    await expect(service.list({ limit: 2, status: PetStatus.sold, afterId: 9 })).resolves.toEqual({
+      pets: page(2, 10),
+      hasMore: true,
+    });
+    expect(repository.find).toHaveBeenLastCalledWith({
+      where: { status: PetStatus.sold, id: MoreThan(9) },
+      order: { id: 'ASC' },
+      take: 3,
+    });
+  });
+
+  it('reads an animal by id once', async () => {
+    repository.findOneBy.mockResolvedValue(page(1, 5)[0]);
+
+    await service.get(5);
+    await expect(service.get(5)).resolves.toEqual(page(1, 5)[0]);
+    expect(repository.findOneBy).toHaveBeenCalledTimes(1);
+  });
+
+  it('does not remember a 404: the id may be created later', async () => {
+    repository.findOneBy.mockResolvedValueOnce(null).mockResolvedValueOnce(page(1, 5)[0]);
+
+    await expect(service.get(5)).rejects.toThrow('No animal has id 5.');
+    await expect(service.get(5)).resolves.toEqual(page(1, 5)[0]);
+  });
+
+  it('inserts concurrent creates with one INSERT and gives each its own id', async () => {
+    repository.insert.mockResolvedValue({
+      identifiers: [{ id: 8 }, { id: 9 }, { id: 10 }],
+      generatedMaps: [],
+    });
+
+    const created = await Promise.all(
+      ['A', 'B', 'C'].map((name, index) =>
+        service.create(
+          newPet({ name, categoryId: index + 1, status: index === 1 ? PetStatus.sold : undefined }),
+        ),
+      ),
+    );
+
+    expect(created).toEqual([
+      { id: 8, name: 'A', categoryId: 1, status: null },
+      { id: 9, name: 'B', categoryId: 2, status: 'sold' },
+      { id: 10, name: 'C', categoryId: 3, status: null },
+    ]);
+    expect(repository.insert).toHaveBeenCalledTimes(1);
+    expect(repository.insert).toHaveBeenCalledWith([
+      { name: 'A', categoryId: 1, status: null },
+      { name: 'B', categoryId: 2, status: 'sold' },
+      { name: 'C', categoryId: 3, status: null },
+    ]);
+  });
+
+  it('serves a created animal by id without reading it back', async () => {
+    repository.insert.mockResolvedValue({ identifiers: [{ id: 4 }], generatedMaps: [] });
+
+    const pet = await service.create(newPet({ name: 'Rex', categoryId: 7 }));
+
+    await expect(service.get(4)).resolves.toEqual(pet);
+    expect(repository.findOneBy).not.toHaveBeenCalled();
+  });
+
+  it('fails every create of a group whose INSERT failed, and remembers none of them', async () => {
+    repository.insert.mockRejectedValueOnce(new Error('SQLITE_FULL'));
+    repository.findOneBy.mockResolvedValue(null);
+
+    const results = await Promise.allSettled([
+      service.create(newPet({ name: 'A', categoryId: 1 })),
+      service.create(newPet({ name: 'B', categoryId: 1 })),
+    ]);
+
+    expect(results.map((result) => result.status)).toEqual(['rejected', 'rejected']);
+    await expect(service.get(1)).rejects.toThrow('No animal has id 1.');
   });
 });

@@ -2,7 +2,9 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { InsertResult, MoreThan, Repository } from 'typeorm';
 import { ApiException } from '../common/errors/api-exception';
+import { GroupCommit } from '../database/group-commit';
 import { NewPetDto } from './dto/new-pet.dto';
+import { PetCache } from './pet-cache';
 import { PetEntity } from './pet.entity';
 import { PetStatus } from './pet-status';
 
@@ -14,23 +16,34 @@ export interface PetQuery {
 }
 
 export interface PetPage {
-  pets: PetEntity[];
+  pets: readonly PetEntity[];
   /** Whether animals matching the query come after this page. */
   hasMore: boolean;
 }
+
+type NewPetRow = Omit<PetEntity, 'id'>;
 
 /** Any number, shared by every instance: held while inserting into `pets` on PostgreSQL. */
 const PETS_INSERT_LOCK = 7_348_214_902;
 
 @Injectable()
 export class PetsService {
-  constructor(@InjectRepository(PetEntity) private readonly pets: Repository<PetEntity>) {}
+  /** Concurrent creates are inserted together, one statement per group (docs/performance.md). */
+  private readonly inserts = new GroupCommit<NewPetRow, PetEntity>((pets) => this.insert(pets));
+
+  constructor(
+    @InjectRepository(PetEntity) private readonly pets: Repository<PetEntity>,
+    private readonly cache: PetCache = new PetCache(),
+  ) {}
 
   /**
    * A page of animals in ascending id order (oldest first) after `afterId`: keyset pagination,
    * so a page costs the same however deep it is. One row more than asked says whether more follow.
    */
   async list(query: PetQuery): Promise<PetPage> {
+    const cached = this.cache.page(query);
+    if (cached) return cached;
+    const generation = this.cache.generation;
     const rows = await this.pets.find({
       where: {
         ...(query.status ? { status: query.status } : {}),
@@ -39,40 +52,54 @@ export class PetsService {
       order: { id: 'ASC' },
       take: query.limit + 1,
     });
-    return { pets: rows.slice(0, query.limit), hasMore: rows.length > query.limit };
+    const page = { pets: rows.slice(0, query.limit), hasMore: rows.length > query.limit };
+    this.cache.putPage(query, page, generation);
+    return page;
   }
 
   /** Adds an animal; resolves once the row is committed. */
   async create(newPet: NewPetDto): Promise<PetEntity> {
-    const pet: Omit<PetEntity, 'id'> = {
+    const generation = this.cache.generation;
+    const pet = await this.inserts.add({
       name: newPet.name,
       categoryId: newPet.categoryId,
       status: newPet.status ?? null,
-    };
-    const result = await this.insertInIdOrder(pet);
-    return { id: Number(result.identifiers[0].id), ...pet };
-  }
-
-  /**
-   * Ids must become visible in ascending order for keyset pages to have no gaps: a reader that
-   * has passed id N must never see a smaller id appear later. SQLite has one writer, so ids are
-   * assigned in commit order. PostgreSQL's sequence hands out ids before commit, so concurrent
-   * inserts take a transaction-scoped advisory lock and commit one after another.
-   */
-  private insertInIdOrder(pet: Omit<PetEntity, 'id'>): Promise<InsertResult> {
-    if (this.pets.manager.connection.options.type !== 'postgres') return this.pets.insert(pet);
-    return this.pets.manager.transaction(async (manager) => {
-      await manager.query('SELECT pg_advisory_xact_lock($1)', [PETS_INSERT_LOCK]);
-      return manager.insert(PetEntity, pet);
     });
+    this.cache.putPet(pet, generation);
+    return pet;
   }
 
   /** The animal with this id; `null` stands for an id no animal can have. */
   async get(id: number | null): Promise<PetEntity> {
+    const cached = id === null ? undefined : this.cache.pet(id);
+    if (cached) return cached;
+    const generation = this.cache.generation;
     const pet = id === null ? null : await this.pets.findOneBy({ id });
     if (!pet) {
       throw new ApiException('not_found', id === null ? 'No animal has this id.' : `No animal has id ${id}.`);
     }
+    this.cache.putPet(pet, generation);
     return pet;
+  }
+
+  /** One INSERT for the whole group: atomic, and one commit however many rows it holds. */
+  private async insert(pets: NewPetRow[]): Promise<PetEntity[]> {
+    const result = await this.insertInIdOrder(pets.length === 1 ? pets[0] : pets);
+    return pets.map((pet, index) => ({ id: Number(result.identifiers[index].id), ...pet }));
+  }
+
+  /**
+   * Ids must become visible in ascending order for keyset pages to have no gaps (and for full
+   * pages to stay cacheable): a reader that has passed id N must never see a smaller id appear
+   * later. SQLite has one writer, so ids are assigned in commit order. PostgreSQL's sequence
+   * hands out ids before commit, so inserts take a transaction-scoped advisory lock and commit
+   * one after another, across every instance.
+   */
+  private insertInIdOrder(rows: NewPetRow | NewPetRow[]): Promise<InsertResult> {
+    if (this.pets.manager.connection.options.type !== 'postgres') return this.pets.insert(rows);
+    return this.pets.manager.transaction(async (manager) => {
+      await manager.query('SELECT pg_advisory_xact_lock($1)', [PETS_INSERT_LOCK]);
+      return manager.insert(PetEntity, rows);
+    });
   }
 }

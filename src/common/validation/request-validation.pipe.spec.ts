@@ -1,9 +1,14 @@
-import { ArgumentMetadata } from '@nestjs/common';
+import { ArgumentMetadata, ValidationPipe } from '@nestjs/common';
 import { ListPetsQueryDto } from '../../pets/dto/list-pets-query.dto';
 import { NewPetDto } from '../../pets/dto/new-pet.dto';
 import { PetStatus } from '../../pets/pet-status';
 import { ApiException, ErrorDetail } from '../errors/api-exception';
-import { MAX_BODY_DEPTH, RequestValidationPipe, validationFailed } from './request-validation.pipe';
+import {
+  MAX_BODY_DEPTH,
+  MAX_REMEMBERED_QUERIES,
+  RequestValidationPipe,
+  validationFailed,
+} from './request-validation.pipe';
 
 const BODY: ArgumentMetadata = { type: 'body', metatype: NewPetDto, data: undefined };
 const QUERY: ArgumentMetadata = { type: 'query', metatype: ListPetsQueryDto, data: undefined };
@@ -400,6 +405,59 @@ describe('RequestValidationPipe', () => {
           { field: 'status', message: STATUS_RULE },
         ]),
       );
+    });
+  });
+
+  describe('remembered valid queries', () => {
+    let pipe: RequestValidationPipe;
+    let validations: jest.SpyInstance;
+
+    beforeEach(() => {
+      pipe = new RequestValidationPipe();
+      validations = jest.spyOn(ValidationPipe.prototype, 'transform');
+    });
+
+    afterEach(() => validations.mockRestore());
+
+    const transform = (value: Record<string, unknown>) =>
+      Promise.resolve().then(() => pipe.transform(value, QUERY)) as Promise<ListPetsQueryDto>;
+
+    it('validates a repeated query once and gives every caller its own equal DTO', async () => {
+      const first = await transform({ status: 'sold', limit: '5' });
+      const second = await transform({ status: 'sold', limit: '5' });
+
+      expect(validations).toHaveBeenCalledTimes(1);
+      expect(second).toBeInstanceOf(ListPetsQueryDto);
+      expect({ ...second }).toEqual({ limit: 5, status: 'sold' });
+      expect(second).not.toBe(first);
+      first.limit = 99;
+      expect((await transform({ status: 'sold', limit: '5' })).limit).toBe(5);
+    });
+
+    it('validates a refused query every time', async () => {
+      await expect(transform({ limit: '0' })).rejects.toBeInstanceOf(ApiException);
+      await expect(transform({ limit: '0' })).rejects.toBeInstanceOf(ApiException);
+
+      expect(validations).toHaveBeenCalledTimes(2);
+    });
+
+    it('tells apart queries that differ in any value', async () => {
+      expect({ ...(await transform({ limit: '5' })) }).toEqual({ limit: 5 });
+      expect({ ...(await transform({ limit: '6' })) }).toEqual({ limit: 6 });
+      await expect(transform({ limit: ['5'] })).rejects.toBeInstanceOf(ApiException);
+      await expect(transform({ limit: '5', status: 'lost' })).rejects.toBeInstanceOf(ApiException);
+
+      expect(validations).toHaveBeenCalledTimes(4);
+    });
+
+    it(`remembers at most ${MAX_REMEMBERED_QUERIES} queries, forgetting the oldest first`, async () => {
+      for (let i = 0; i <= MAX_REMEMBERED_QUERIES; i++) await transform({ limit: '5', page: String(i) });
+      expect(validations).toHaveBeenCalledTimes(MAX_REMEMBERED_QUERIES + 1);
+
+      await transform({ limit: '5', page: String(MAX_REMEMBERED_QUERIES) });
+      expect(validations).toHaveBeenCalledTimes(MAX_REMEMBERED_QUERIES + 1);
+      await transform({ limit: '5', page: '0' });
+      expect(validations).toHaveBeenCalledTimes(MAX_REMEMBERED_QUERIES + 2);
     });
   });
 });

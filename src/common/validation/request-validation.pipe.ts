@@ -11,6 +11,8 @@ import { ApiException, ErrorDetail } from '../errors/api-exception';
 
 /** Deeper JSON than this is refused before any library walks it recursively. */
 export const MAX_BODY_DEPTH = 32;
+/** Validated query strings remembered per DTO (the oldest is dropped first). */
+export const MAX_REMEMBERED_QUERIES = 1000;
 
 export function validationFailed(details: ErrorDetail[]): ApiException {
   const message = `Validation failed: ${details.map((detail) => detail.message).join('; ')}.`;
@@ -58,6 +60,13 @@ const BASE_OPTIONS: ValidationPipeOptions = {
 export class RequestValidationPipe implements PipeTransform {
   private readonly bodies = new ValidationPipe({ ...BASE_OPTIONS, forbidNonWhitelisted: true });
   private readonly queries = new ValidationPipe({ ...BASE_OPTIONS, forbidNonWhitelisted: false });
+  /**
+   * The same few query strings arrive again and again (`?limit=20`), and validating one is a
+   * pure function of the DTO and the strings: each valid one is validated once. Its DTO is
+   * handed out as a fresh shallow copy, so a handler may change what it gets. Invalid ones are
+   * not remembered.
+   */
+  private readonly validQueries = new Map<unknown, Map<string, object>>();
 
   transform(value: unknown, metadata: ArgumentMetadata): unknown {
     const dto = metadata.metatype;
@@ -66,8 +75,21 @@ export class RequestValidationPipe implements PipeTransform {
       this.checkBodyShape(value, dto);
       return this.bodies.transform(value, metadata);
     }
-    if (metadata.type === 'query') return this.queries.transform(value, metadata);
+    if (metadata.type === 'query') return this.transformQuery(value, metadata);
     return value;
+  }
+
+  private async transformQuery(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    let remembered = this.validQueries.get(metadata.metatype);
+    if (!remembered) this.validQueries.set(metadata.metatype, (remembered = new Map<string, object>()));
+    const key = JSON.stringify(value) ?? '';
+    let valid = remembered.get(key);
+    if (!valid) {
+      valid = (await this.queries.transform(value, metadata)) as object;
+      if (remembered.size >= MAX_REMEMBERED_QUERIES) remembered.delete(remembered.keys().next().value!);
+      remembered.set(key, valid);
+    }
+    return Object.assign(Object.create(Object.getPrototypeOf(valid) as object) as object, valid);
   }
 
   private checkBodyShape(value: unknown, dto: abstract new (...args: never[]) => unknown): void {

@@ -1,0 +1,126 @@
+/**
+ * `npm run bench:compare -- A B`: the CPU time two builds spend per request, measured in
+ * alternating short runs (A B A B ...), so that both meet the same noise. On a shared machine
+ * req/s swing with whatever else runs; the server's own CPU time per request swings much less,
+ * and the median over alternating runs is the number to quote for a change.
+ *
+ * A and B are entry points, e.g. dist/main.js of two worktrees or builds. Each is started once
+ * on a fresh temporary database and seeded (--seed, 1000); then, scenario by scenario
+ * (--scenarios, all), --rounds (8) alternating runs of --duration s (3) at --connections (32),
+ * each after a 1 s warm-up. Servers run pinned to the last CPU when taskset is there.
+ * --a-flags / --b-flags give one side node flags (e.g. "--max-old-space-size=64").
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { BenchContext, canPin, errorsOf, load, SCENARIOS, seed, Server } from './support';
+
+interface Side {
+  name: string;
+  entry: string;
+  flags: string[];
+}
+
+interface Run {
+  cpuMicrosPerRequest: number;
+  requestsPerSecond: number;
+  errors: number;
+}
+
+function parse(argv: string[]) {
+  const positional: string[] = [];
+  const named: Record<string, string> = {};
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i].startsWith('--')) named[argv[i].slice(2)] = argv[++i] ?? '';
+    else positional.push(argv[i]);
+  }
+  if (positional.length !== 2)
+    throw new Error('usage: compare.ts ENTRY_A ENTRY_B [--scenarios list,get] [--rounds 8]');
+  const number = (name: string, fallback: number) =>
+    named[name] === undefined ? fallback : Number(named[name]);
+  const sides: Side[] = positional.map((entry, index) => ({
+    name: index === 0 ? 'A' : 'B',
+    entry: resolve(entry),
+    flags: (named[index === 0 ? 'a-flags' : 'b-flags'] ?? '').split(' ').filter(Boolean),
+  }));
+  const names = (named.scenarios ?? SCENARIOS.map((scenario) => scenario.name).join(',')).split(',');
+  return {
+    sides,
+    scenarios: SCENARIOS.filter((scenario) => names.includes(scenario.name)).sort(
+      (a, b) => Number(a.mutates ?? false) - Number(b.mutates ?? false),
+    ),
+    rounds: number('rounds', 8),
+    duration: number('duration', 3),
+    connections: number('connections', 32),
+    seed: number('seed', 1000),
+  };
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+async function main(): Promise<void> {
+  const options = parse(process.argv.slice(2));
+  const pin = canPin();
+  const dir = mkdtempSync(join(tmpdir(), 'petstore-compare-'));
+  const servers: Server[] = [];
+  try {
+    const contexts: BenchContext[] = [];
+    for (const [index, side] of options.sides.entries()) {
+      const server = Server.start(side.entry, join(dir, `${side.name}.sqlite`), {
+        pin,
+        nodeArgs: side.flags,
+      });
+      servers.push(server);
+      const { baseUrl } = await server.ready();
+      contexts.push({ baseUrl, ids: await seed(baseUrl, options.seed) });
+      console.log(`${side.name}: ${[...side.flags, side.entry].join(' ')} (pid ${servers[index].child.pid})`);
+    }
+    console.log(
+      `${options.rounds} alternating rounds of ${options.duration} s at ${options.connections} connections${pin ? ', servers pinned to the last CPU' : ''}`,
+    );
+    for (const scenario of options.scenarios) {
+      const runs: Run[][] = [[], []];
+      for (let round = 0; round < options.rounds * 2; round++) {
+        const index = round % 2;
+        const [server, context] = [servers[index], contexts[index]];
+        const warmup = await load(context, scenario, options.connections, 1);
+        const before = server.cpuSeconds() ?? 0;
+        const result = await load(context, scenario, options.connections, options.duration);
+        const cpu = (server.cpuSeconds() ?? 0) - before;
+        runs[index].push({
+          cpuMicrosPerRequest: (cpu / result.requests.total) * 1e6,
+          requestsPerSecond: result.requests.total / result.duration,
+          errors: errorsOf(warmup) + errorsOf(result),
+        });
+      }
+      const [a, b] = runs.map((sideRuns) => ({
+        cpu: median(sideRuns.map((run) => run.cpuMicrosPerRequest)),
+        rps: median(sideRuns.map((run) => run.requestsPerSecond)),
+        errors: sideRuns.reduce((sum, run) => sum + run.errors, 0),
+        spread: sideRuns.map((run) => Math.round(run.cpuMicrosPerRequest)).join(' '),
+      }));
+      console.log(`\n${scenario.name}: ${scenario.description}`);
+      console.log(
+        `  A  CPU ${a.cpu.toFixed(0)} µs/req  ${a.rps.toFixed(0)} req/s  errors ${a.errors}  [${a.spread}]`,
+      );
+      console.log(
+        `  B  CPU ${b.cpu.toFixed(0)} µs/req  ${b.rps.toFixed(0)} req/s  errors ${b.errors}  [${b.spread}]`,
+      );
+      console.log(
+        `  A/B: CPU per request ${(a.cpu / b.cpu).toFixed(2)}x, req/s ${(a.rps / b.rps).toFixed(2)}x`,
+      );
+      if (a.errors + b.errors > 0) process.exitCode = 1;
+    }
+    servers.forEach((server, index) =>
+      console.log(`${options.sides[index].name} peak RSS: ${server.peakRssMb()?.toFixed(0) ?? 'n/a'} MB`),
+    );
+  } finally {
+    await Promise.all(servers.map((server) => server.stop()));
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(`compare: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+});

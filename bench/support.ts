@@ -1,0 +1,258 @@
+/** What `npm run bench` and `npm run bench:compare` share: the server process, seeding, scenarios. */
+import autocannon from 'autocannon';
+import { ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { dirname, join } from 'node:path';
+
+export const ROOT = join(__dirname, '..');
+export const API_KEY = `bench-${randomBytes(16).toString('hex')}`;
+export const AUTH = { authorization: `Bearer ${API_KEY}` };
+export const SEED_STATUSES = ['available', 'pending', 'sold', undefined] as const;
+const CREATE_BODY = JSON.stringify({ name: 'Bench Pet', categoryId: 7, status: 'available' });
+
+/** What a scenario may use to build its requests. */
+export interface BenchContext {
+  baseUrl: string;
+  /** Ids of the seeded animals, in the order they were created. */
+  ids: number[];
+}
+
+export interface Scenario {
+  name: string;
+  description: string;
+  /** Runs after every read-only scenario, because it grows the database. */
+  mutates?: boolean;
+  /** autocannon options for this scenario (url, connections, duration and headers are added). */
+  requests(context: BenchContext): autocannon.Options['requests'] | Promise<autocannon.Options['requests']>;
+}
+
+export const SCENARIOS: Scenario[] = [
+  {
+    name: 'list',
+    description: 'GET /v1/pets?limit=20',
+    requests: () => [{ method: 'GET', path: '/v1/pets?limit=20' }],
+  },
+  {
+    name: 'get',
+    description: 'GET /v1/pets/{random seeded id}',
+    requests: ({ ids }) => [
+      {
+        method: 'GET',
+        setupRequest: (request) => ({
+          ...request,
+          path: `/v1/pets/${ids[Math.floor(Math.random() * ids.length)]}`,
+        }),
+      },
+    ],
+  },
+  {
+    name: 'filter',
+    description: 'GET /v1/pets?status=sold&limit=100',
+    requests: () => [{ method: 'GET', path: '/v1/pets?status=sold&limit=100' }],
+  },
+  {
+    name: 'create',
+    description: 'POST /v1/pets',
+    mutates: true,
+    requests: () => [
+      {
+        method: 'POST',
+        path: '/v1/pets',
+        headers: { ...AUTH, 'content-type': 'application/json' },
+        body: CREATE_BODY,
+      },
+    ],
+  },
+];
+
+// ---------------------------------------------------------------- the server process
+
+export interface StartOptions {
+  /** Run under `node --cpu-prof`, writing the profile into this folder at exit. */
+  profileDir?: string;
+  /** Pin the server to the last CPU (see `canPin`). */
+  pin?: boolean;
+  /** Flags for node, before the entry point. */
+  nodeArgs?: string[];
+}
+
+/** True where `taskset` exists and there are at least two CPUs (one for the load generator). */
+export function canPin(): boolean {
+  return cpus().length >= 2 && spawnSync('taskset', ['-V']).status === 0;
+}
+
+export class Server {
+  readonly startedAt = process.hrtime.bigint();
+  private output = '';
+
+  private constructor(
+    readonly child: ChildProcess,
+    private readonly profiling: boolean,
+  ) {
+    const collect = (chunk: Buffer) => (this.output = (this.output + chunk.toString()).slice(-20000));
+    child.stdout!.on('data', collect);
+    child.stderr!.on('data', collect);
+  }
+
+  /**
+   * Starts the entry point with node itself (no wrapper), so that its pid is the process that
+   * serves. `pin` runs it on the last CPU through `taskset` (which execs, keeping the pid).
+   */
+  static start(
+    entry: string,
+    databasePath: string,
+    { profileDir, pin, nodeArgs = [] }: StartOptions = {},
+  ): Server {
+    // A profile is written on a normal exit only; Nest re-raises SIGTERM, so SIGUSR2 exits.
+    const profiling = profileDir
+      ? [
+          '--cpu-prof',
+          `--cpu-prof-dir=${profileDir}`,
+          '--import=data:text/javascript,process.on("SIGUSR2",()=>process.exit(0))',
+        ]
+      : [];
+    const command = [process.execPath, ...nodeArgs, ...profiling, entry];
+    if (pin) command.unshift('taskset', '-c', String(cpus().length - 1));
+    const child = spawn(command[0], command.slice(1), {
+      cwd: dirname(dirname(entry)),
+      env: {
+        ...process.env,
+        NODE_ENV: 'production',
+        HOST: '127.0.0.1',
+        PORT: '0',
+        API_KEYS: API_KEY,
+        DATABASE_PATH: databasePath,
+        // As the shared harness sets them: quiet logs, no rate limits while measuring.
+        LOG_LEVEL: 'warn',
+        RATE_LIMIT_ENABLED: 'false',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    return new Server(child, profileDir !== undefined);
+  }
+
+  /** Waits until the service answers an authenticated list; the base URL and ms since spawn. */
+  async ready(timeoutMs = 60000): Promise<{ baseUrl: string; readyMs: number }> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      if (this.child.exitCode !== null) throw new Error(`the service exited:\n${this.output}`);
+      const match = /listening on (http:\/\/\S+?)\/v1/.exec(this.output);
+      if (match) {
+        const baseUrl = match[1].replace('localhost', '127.0.0.1');
+        const response = await fetch(`${baseUrl}/v1/pets`, { headers: AUTH }).catch(() => undefined);
+        if (response?.status === 200) {
+          await response.arrayBuffer();
+          return { baseUrl, readyMs: Number(process.hrtime.bigint() - this.startedAt) / 1e6 };
+        }
+      }
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    throw new Error(`the service did not get ready in ${timeoutMs} ms:\n${this.output}`);
+  }
+
+  /** Resets the kernel's peak-RSS mark (Linux), so the next reading is the peak since now. */
+  resetPeakRss(): void {
+    const file = `/proc/${this.child.pid}/clear_refs`;
+    if (existsSync(file)) writeFileSync(file, '5');
+  }
+
+  /** VmHWM of the server process in MiB, or null where /proc is not available. */
+  peakRssMb(): number | null {
+    const status = this.procFile('status');
+    const kib = status && /^VmHWM:\s+(\d+) kB/m.exec(status)?.[1];
+    return kib ? Number(kib) / 1024 : null;
+  }
+
+  /** CPU seconds (user + system) the server has used so far, or null without /proc. */
+  cpuSeconds(): number | null {
+    const stat = this.procFile('stat');
+    if (!stat) return null;
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  }
+
+  async stop(): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    const exited = once(this.child, 'exit');
+    this.child.kill(this.profiling ? 'SIGUSR2' : 'SIGTERM');
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), 5000);
+    await exited;
+    clearTimeout(timer);
+  }
+
+  private procFile(name: string): string | null {
+    try {
+      return readFileSync(`/proc/${this.child.pid}/${name}`, 'utf8');
+    } catch {
+      return null;
+    }
+  }
+}
+
+// ---------------------------------------------------------------- seeding and checks
+
+export async function seed(baseUrl: string, count: number, concurrency = 64): Promise<number[]> {
+  const ids: number[] = new Array<number>(count);
+  let next = 0;
+  async function worker(): Promise<void> {
+    while (next < count) {
+      const index = next++;
+      const status = SEED_STATUSES[index % SEED_STATUSES.length];
+      const response = await fetch(`${baseUrl}/v1/pets`, {
+        method: 'POST',
+        headers: { ...AUTH, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: `Pet ${index + 1}`, categoryId: 1 + (index % 10), status }),
+      });
+      const body = (await response.json()) as { id?: number };
+      if (response.status !== 201 || typeof body.id !== 'number') {
+        throw new Error(`seeding: POST /v1/pets answered ${response.status} ${JSON.stringify(body)}`);
+      }
+      ids[index] = body.id;
+    }
+  }
+  await Promise.all(Array.from({ length: concurrency }, () => worker()));
+  return ids;
+}
+
+/** The scenarios are only meaningful if the service does the work they stand for. */
+export async function check(baseUrl: string, ids: number[]): Promise<void> {
+  const get = async (path: string): Promise<unknown> => {
+    const response = await fetch(`${baseUrl}${path}`, { headers: AUTH });
+    if (response.status !== 200) throw new Error(`check: GET ${path} answered ${response.status}`);
+    return response.json();
+  };
+  const list = (await get('/v1/pets?limit=20')) as Array<{ id: number }>;
+  const sold = (await get('/v1/pets?status=sold&limit=100')) as Array<{ status?: string }>;
+  const one = (await get(`/v1/pets/${ids[ids.length - 1]}`)) as { id: number };
+  if (list.length !== 20) throw new Error(`check: list returned ${list.length} animals, not 20`);
+  if (sold.length !== 100 || sold.some((pet) => pet.status !== 'sold')) {
+    throw new Error('check: the filter did not return 100 sold animals');
+  }
+  if (one.id !== ids[ids.length - 1]) throw new Error('check: get returned another animal');
+}
+
+// ---------------------------------------------------------------- load
+
+/** One autocannon run of a scenario. */
+export async function load(
+  context: BenchContext,
+  scenario: Scenario,
+  connections: number,
+  seconds: number,
+): Promise<autocannon.Result> {
+  return autocannon({
+    url: context.baseUrl,
+    connections,
+    duration: seconds,
+    headers: AUTH,
+    requests: await scenario.requests(context),
+  });
+}
+
+/** Failed requests: socket errors, timeouts and answers that were not 2xx. */
+export function errorsOf(result: autocannon.Result): number {
+  return result.errors + result.timeouts + result.non2xx;
+}

@@ -1,0 +1,123 @@
+import { PetCache } from './pet-cache';
+import { PetEntity } from './pet.entity';
+import { PetStatus } from './pet-status';
+import type { PetPage, PetQuery } from './pets.service';
+
+function pet(id: number, status: PetStatus | null = null): PetEntity {
+  return { id, name: `Pet ${id}`, categoryId: 1, status };
+}
+
+function pets(count: number, status: PetStatus | null = null): PetEntity[] {
+  return Array.from({ length: count }, (_, index) => pet(index + 1, status));
+}
+
+/** A page that more animals follow: full, and never to change. */
+function full(animals: PetEntity[]): PetPage {
+  return { pets: animals, hasMore: true };
+}
+
+describe('PetCache', () => {
+  let cache: PetCache;
+
+  beforeEach(() => {
+    cache = new PetCache(3, 2);
+  });
+
+  describe('animals by id', () => {
+    it('keeps an animal and answers nothing for one it does not hold', () => {
+      cache.putPet(pet(7), cache.generation);
+
+      expect(cache.pet(7)).toEqual(pet(7));
+      expect(cache.pet(8)).toBeUndefined();
+    });
+
+    it('holds at most its size, dropping the oldest first', () => {
+      [1, 2, 3, 4].forEach((id) => cache.putPet(pet(id), cache.generation));
+
+      expect([1, 2, 3, 4].map((id) => cache.pet(id)?.id)).toEqual([undefined, 2, 3, 4]);
+      expect(cache.size.pets).toBe(3);
+    });
+  });
+
+  describe('pages', () => {
+    it('keeps a page that more animals follow', () => {
+      cache.putPage({ limit: 3 }, full(pets(3)), cache.generation);
+
+      expect(cache.page({ limit: 3 })).toEqual(full(pets(3)));
+    });
+
+    it('never keeps a last page, even a full one: the next animal created would belong in it or after it', () => {
+      cache.putPage({ limit: 3 }, { pets: pets(2), hasMore: false }, cache.generation);
+      cache.putPage({ limit: 2 }, { pets: pets(2), hasMore: false }, cache.generation);
+      cache.putPage({ limit: 3, status: PetStatus.sold }, { pets: [], hasMore: false }, cache.generation);
+
+      expect(cache.page({ limit: 3 })).toBeUndefined();
+      expect(cache.page({ limit: 2 })).toBeUndefined();
+      expect(cache.page({ limit: 3, status: PetStatus.sold })).toBeUndefined();
+    });
+
+    it('keys a page by every field of its query', () => {
+      cache.putPage({ limit: 2 }, full(pets(2)), cache.generation);
+
+      expect(cache.page({ limit: 2, status: PetStatus.sold })).toBeUndefined();
+      expect(cache.page({ limit: 1 })).toBeUndefined();
+      expect(cache.page({ status: undefined, limit: 2 })).toEqual(full(pets(2)));
+    });
+
+    it('takes a query field added later into the key too', () => {
+      const after = (id: number): PetQuery => ({ limit: 1, afterId: id });
+      cache.putPage(after(5), full([pet(6)]), cache.generation);
+
+      expect(cache.page(after(5))).toEqual(full([pet(6)]));
+      expect(cache.page(after(6))).toBeUndefined();
+      expect(cache.page({ limit: 1 })).toBeUndefined();
+    });
+
+    it('holds at most its number of pages, dropping the oldest first', () => {
+      [1, 2, 3].forEach((limit) => cache.putPage({ limit }, full(pets(limit)), cache.generation));
+
+      expect(cache.page({ limit: 1 })).toBeUndefined();
+      expect(cache.page({ limit: 3 })).toEqual(full(pets(3)));
+      expect(cache.size.pages).toBe(2);
+    });
+  });
+
+  describe('forget (for updates and deletes)', () => {
+    it('drops the animal and every page, and keeps the other animals', () => {
+      cache.putPet(pet(1), cache.generation);
+      cache.putPet(pet(2), cache.generation);
+      cache.putPage({ limit: 2 }, full(pets(2)), cache.generation);
+      cache.putPage({ limit: 1, status: PetStatus.sold }, full([pet(9, PetStatus.sold)]), cache.generation);
+
+      cache.forget(1);
+
+      expect(cache.pet(1)).toBeUndefined();
+      expect(cache.pet(2)).toEqual(pet(2));
+      expect(cache.page({ limit: 2 })).toBeUndefined();
+      expect(cache.page({ limit: 1, status: PetStatus.sold })).toBeUndefined();
+    });
+
+    it('refuses what a read that started before the change brings back after it', () => {
+      const before = cache.generation;
+      cache.forget(1);
+      cache.putPet(pet(1), before);
+      cache.putPage({ limit: 1 }, full([pet(1)]), before);
+
+      expect(cache.pet(1)).toBeUndefined();
+      expect(cache.page({ limit: 1 })).toBeUndefined();
+
+      cache.putPet(pet(1), cache.generation);
+      expect(cache.pet(1)).toEqual(pet(1));
+    });
+  });
+
+  it('keeps nothing at all with size 0', () => {
+    const off = new PetCache(0);
+    off.putPet(pet(1), off.generation);
+    off.putPage({ limit: 1 }, full([pet(1)]), off.generation);
+
+    expect(off.pet(1)).toBeUndefined();
+    expect(off.page({ limit: 1 })).toBeUndefined();
+    expect(off.size).toEqual({ pets: 0, pages: 0 });
+  });
+});

@@ -1,0 +1,110 @@
+import { PetEntity } from './pet.entity';
+import type { PetPage, PetQuery } from './pets.service';
+
+/** Animals kept by id when PET_CACHE_SIZE is not set. */
+export const DEFAULT_PET_CACHE_SIZE = 50000;
+/** Full pages kept (each at most 100 animals, shared with the by-id entries where both hold one). */
+export const MAX_CACHED_PAGES = 1000;
+
+/** A Map that holds at most `max` entries, dropping the oldest entry first. */
+class BoundedMap<K, V> {
+  private readonly map = new Map<K, V>();
+
+  constructor(private readonly max: number) {}
+
+  get(key: K): V | undefined {
+    return this.map.get(key);
+  }
+
+  set(key: K, value: V): void {
+    if (this.max === 0) return;
+    if (!this.map.has(key) && this.map.size >= this.max) {
+      this.map.delete(this.map.keys().next().value as K);
+    }
+    this.map.set(key, value);
+  }
+
+  delete(key: K): void {
+    this.map.delete(key);
+  }
+
+  clear(): void {
+    this.map.clear();
+  }
+
+  get size(): number {
+    return this.map.size;
+  }
+}
+
+/**
+ * In-process read caches for animals. They are exact, not eventually consistent, because an
+ * animal never changes once created and ids only grow (SQLite assigns them at commit, one
+ * writer at a time):
+ * - an animal by id is the same forever once it has been read or created;
+ * - a page that came back full (as many animals as its limit) holds the oldest matching
+ *   animals after its starting point; every animal created later has a larger id and lands
+ *   after it, so the page never changes. A page that was not full would gain the next animal,
+ *   so it is never kept. Nor is a 404: the id may be created later.
+ *
+ * For the day animals can be updated or deleted: call `forget(id)` after the change is
+ * committed. It drops the animal and every page (any page may hold it, or may gain or lose it
+ * through a status change), and bumps the generation, so that a read which started before the
+ * change and finishes after it cannot put what it read back in (see `generation`).
+ * With several processes over one database, each must hear of the change, or keep no caches.
+ */
+export class PetCache {
+  private readonly pets: BoundedMap<number, PetEntity>;
+  private readonly pages: BoundedMap<string, PetPage>;
+  private currentGeneration = 0;
+
+  /** `maxPets` 0 keeps nothing at all (no animals, no pages). */
+  constructor(maxPets = DEFAULT_PET_CACHE_SIZE, maxPages = MAX_CACHED_PAGES) {
+    this.pets = new BoundedMap(maxPets);
+    this.pages = new BoundedMap(maxPets === 0 ? 0 : maxPages);
+  }
+
+  /** Taken before a read of the database and handed back with what it read. */
+  get generation(): number {
+    return this.currentGeneration;
+  }
+
+  pet(id: number): PetEntity | undefined {
+    return this.pets.get(id);
+  }
+
+  /** Keeps an animal read from the database (or just committed) at `generation`. */
+  putPet(pet: PetEntity, generation: number): void {
+    if (generation === this.currentGeneration) this.pets.set(pet.id, pet);
+  }
+
+  page(query: PetQuery): PetPage | undefined {
+    return this.pages.get(pageKey(query));
+  }
+
+  /**
+   * Keeps a page read at `generation` if more animals follow it: such a page is full and can
+   * never change (nor can its "more follow"). A last page may still grow, so it is not kept.
+   */
+  putPage(query: PetQuery, page: PetPage, generation: number): void {
+    if (page.hasMore && generation === this.currentGeneration) {
+      this.pages.set(pageKey(query), page);
+    }
+  }
+
+  /** Call after an animal was changed or deleted (not needed after a create). */
+  forget(id: number): void {
+    this.currentGeneration += 1;
+    this.pets.delete(id);
+    this.pages.clear();
+  }
+
+  get size(): { pets: number; pages: number } {
+    return { pets: this.pets.size, pages: this.pages.size };
+  }
+}
+
+/** Every field of the query, in a fixed order, so that a new query field is part of the key. */
+function pageKey(query: PetQuery): string {
+  return JSON.stringify(query, Object.keys(query).sort());
+}
