@@ -6,6 +6,7 @@ import helmet from 'helmet';
 import { AppModule } from './app.module';
 import { API_PREFIX } from './common/http/api-prefix';
 import { jsonBody } from './common/http/json-body.middleware';
+import { answerProtocolErrors, checkRequestHeaders } from './common/http/protocol-errors';
 import { AppConfig } from './config/app-config';
 
 export const DOCS_PATH = 'docs';
@@ -30,12 +31,15 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
 
 /**
  * Everything about the HTTP pipeline that both `main.ts` and the tests need: security headers,
- * the JSON body parser and its limit, the `/v1` prefix and the API docs at `/docs`.
+ * Error bodies for what Node's HTTP parser rejects, the JSON body parser and its limit, the `/v1`
+ * prefix and the API docs at `/docs`.
  */
 export function setupApp(app: NestExpressApplication, config: AppConfig): void {
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
+  answerProtocolErrors(app.getHttpServer());
   app.use(helmet());
+  app.use(checkRequestHeaders);
   app.use(jsonBody(config.bodyLimitBytes));
   app.setGlobalPrefix(API_PREFIX);
   SwaggerModule.setup(DOCS_PATH, app, () => buildOpenApiDocument(app, config), {

@@ -13,8 +13,9 @@ export class ErrorDetailDto {
 @ApiSchema({ name: 'Error' })
 export class ErrorDto {
   /**
-   * Machine-readable error code: validation_failed, invalid_json, unauthorized, not_found,
-   * method_not_allowed, payload_too_large, unsupported_media_type, rate_limited, internal_error.
+   * Machine-readable error code: validation_failed, invalid_json, bad_request, unauthorized,
+   * not_found, method_not_allowed, request_timeout, payload_too_large, unsupported_media_type,
+   * expectation_failed, rate_limited, headers_too_large, internal_error.
    * @example "not_found"
    */
   code!: ErrorCode;
