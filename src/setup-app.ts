@@ -10,6 +10,7 @@ import { apiDescription } from './api-description';
 import { AppModule } from './app.module';
 import { API_PREFIX } from './common/http/api-prefix';
 import { jsonBody } from './common/http/json-body.middleware';
+import { answerProtocolErrors, checkRequestHeaders } from './common/http/protocol-errors';
 import { createRootLogger, httpLogger } from './common/logging/loggers';
 import { ROOT_LOGGER } from './common/logging/logging.module';
 import { REQUEST_ID_HEADER } from './common/logging/request-id';
@@ -65,13 +66,15 @@ function securityHeaders(): RequestHandler {
 }
 
 /**
- * Everything about the HTTP pipeline that both `main.ts` and the tests need: request ids and
- * the request log (first, so every answer has them), security headers, CORS, the JSON body
- * parser and its limit, the `/v1` prefix (health probes outside it) and the API docs at `/docs`.
+ * Everything about the HTTP pipeline that both `main.ts` and the tests need: Error bodies for
+ * what Node's HTTP parser rejects, request ids and the request log (first, so every answer has
+ * them), security headers, CORS, the JSON body parser and its limit, the `/v1` prefix (health
+ * probes outside it) and the API docs at `/docs`.
  */
 export function setupApp(app: NestExpressApplication, config: AppConfig): void {
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
+  answerProtocolErrors(app.getHttpServer());
   app.set('trust proxy', config.trustProxy);
   app.use(httpLogger(app.get<PinoLogger>(ROOT_LOGGER)));
   app.use(securityHeaders());
@@ -84,6 +87,7 @@ export function setupApp(app: NestExpressApplication, config: AppConfig): void {
       maxAge: 600,
     });
   }
+  app.use(checkRequestHeaders);
   app.use(jsonBody(config.bodyLimitBytes));
   app.setGlobalPrefix(API_PREFIX, {
     exclude: [{ path: `${HEALTH_PATH}/{*probe}`, method: RequestMethod.GET }],

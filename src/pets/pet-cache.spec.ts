@@ -82,6 +82,22 @@ describe('PetCache', () => {
     });
   });
 
+  describe('clear (after a bulk change)', () => {
+    it('drops every animal and page, and refuses what was read before it', () => {
+      const before = cache.generation;
+      cache.putPet(pet(1), before);
+      cache.putPage({ limit: 1 }, full([pet(1)]), before);
+
+      cache.clear();
+      cache.putPet(pet(2), before);
+
+      expect(cache.pet(1)).toBeUndefined();
+      expect(cache.pet(2)).toBeUndefined();
+      expect(cache.page({ limit: 1 })).toBeUndefined();
+      expect(cache.size).toEqual({ pets: 0, pages: 0 });
+    });
+  });
+
   describe('forget (for updates and deletes)', () => {
     it('drops the animal and every page, and keeps the other animals', () => {
       cache.putPet(pet(1), cache.generation);

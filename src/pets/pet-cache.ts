@@ -99,6 +99,13 @@ export class PetCache {
     this.pages.clear();
   }
 
+  /** Call after many animals were changed or deleted at once: drops everything. */
+  clear(): void {
+    this.currentGeneration += 1;
+    this.pets.clear();
+    this.pages.clear();
+  }
+
   get size(): { pets: number; pages: number } {
     return { pets: this.pets.size, pages: this.pages.size };
   }

@@ -14,6 +14,7 @@ export const ERROR_CODES = {
     status: 409,
     message: 'A request with this Idempotency-Key is still being processed.',
   },
+  request_timeout: { status: 408, message: 'The request was not received completely in time.' },
   payload_too_large: { status: 413, message: 'The request body is larger than the limit.' },
   unsupported_media_type: {
     status: 415,
@@ -23,7 +24,9 @@ export const ERROR_CODES = {
     status: 422,
     message: 'This Idempotency-Key was already used with a different request body.',
   },
+  expectation_failed: { status: 417, message: 'Only the expectation 100-continue is supported.' },
   rate_limited: { status: 429, message: 'Too many requests: retry later.' },
+  headers_too_large: { status: 431, message: 'The request line and headers are larger than the limit.' },
   internal_error: { status: 500, message: 'An unexpected error occurred.' },
   service_unavailable: { status: 503, message: 'The service is temporarily unavailable.' },
 } as const satisfies Record<string, { status: number; message: string }>;

@@ -13,8 +13,10 @@ export class ErrorDetailDto {
 export class ErrorDto {
   /**
    * Machine-readable error code, stable: validation_failed, invalid_json, bad_request (400),
-   * unauthorized (401), not_found (404), method_not_allowed (405), payload_too_large (413),
-   * unsupported_media_type (415), internal_error (500).
+   * unauthorized (401), not_found (404), method_not_allowed (405), request_timeout (408),
+   * idempotency_conflict (409), payload_too_large (413), unsupported_media_type (415),
+   * expectation_failed (417), idempotency_key_reused (422), rate_limited (429),
+   * headers_too_large (431), internal_error (500), service_unavailable (503).
    * @example "not_found"
    */
   // A plain string: typed as ErrorCode, the plugin would document every code of the table as an

@@ -9,9 +9,12 @@ export const MAX_PAGE_SIZE = 100;
 const LIMIT_RULE = `limit must be an integer from 1 to ${MAX_PAGE_SIZE}`;
 const CURSOR_RULE = 'cursor must be the value from a next link';
 
-/** Only plain decimal digits become a number; anything else stays as sent and fails `@IsInt`. */
+/**
+ * Only plain decimal digits become a number, however many leading zeros they carry (a number too
+ * large to be exact is still far above the maximum); anything else stays as sent and fails `@IsInt`.
+ */
 const decimalToNumber = ({ value }: { value: unknown }): unknown =>
-  typeof value === 'string' && /^\d{1,12}$/.test(value) ? Number(value) : value;
+  typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value;
 
 export class ListPetsQueryDto {
   /** Maximum number of animals to return (page size). */
