@@ -1,6 +1,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import proxyAddr from 'proxy-addr';
 import { isWellFormedApiKey, MIN_API_KEY_LENGTH } from '../common/auth/api-key.format';
+import { DEFAULT_PET_CACHE_SIZE } from '../pets/pet-cache';
 
 export type SqliteSynchronous = 'FULL' | 'NORMAL';
 
@@ -34,6 +35,8 @@ export interface AppConfig {
   readonly rateLimitPerMinute: number;
   /** Redis shared by every instance for rate-limit counters; unset: counters in process. */
   readonly redisUrl: string | null;
+  /** Animals kept in the in-process read cache (PET_CACHE_SIZE); 0 turns the caches off. */
+  readonly petCacheSize: number;
   readonly sqliteSynchronous: SqliteSynchronous;
   /** Milliseconds a writer waits for a lock before SQLite reports busy. */
   readonly sqliteBusyTimeoutMs: number;
@@ -287,6 +290,7 @@ export function loadConfig(env: Env): AppConfig {
     rateLimitEnabled: flag(env, 'RATE_LIMIT_ENABLED', true),
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 1, 10_000_000),
     redisUrl: redisUrl(env),
+    petCacheSize: integer(env, 'PET_CACHE_SIZE', DEFAULT_PET_CACHE_SIZE, 0, 10_000_000),
     sqliteSynchronous: oneOf(env, 'SQLITE_SYNCHRONOUS', ['FULL', 'NORMAL'] as const, 'FULL'),
     sqliteBusyTimeoutMs: integer(env, 'SQLITE_BUSY_TIMEOUT_MS', 5000, 0, 600000),
     apiKeys: apiKeys(env),
