@@ -1,10 +1,29 @@
 import { randomBytes } from 'node:crypto';
+import { connect } from 'node:net';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
 import type { App } from 'supertest/types';
 import { startApp } from './support/app';
 
 const REDIS_URL = 'redis://127.0.0.1:6379';
+
+/** Whether a Redis server answers PING at REDIS_URL. */
+function redisAnswers(): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(6379, '127.0.0.1');
+    socket.setTimeout(1000);
+    socket.once('connect', () => socket.write('PING\r\n'));
+    socket.once('data', (data) => {
+      socket.destroy();
+      resolve(data.toString().startsWith('+PONG'));
+    });
+    socket.once('error', () => resolve(false));
+    socket.once('timeout', () => {
+      socket.destroy();
+      resolve(false);
+    });
+  });
+}
 
 /** A fresh key per test run, so counters left in Redis by earlier runs never interfere. */
 const freshKey = () => `rl-${randomBytes(12).toString('hex')}`;
@@ -70,6 +89,11 @@ describe('Rate limits per API key (e2e)', () => {
   });
 
   it('shares the counters of every instance through Redis', async () => {
+    // Needs the Redis server of a service machine (and CI); elsewhere it is skipped, loudly.
+    if (!(await redisAnswers()) && !process.env.CI) {
+      console.warn(`skipped: no Redis at ${REDIS_URL}`);
+      return;
+    }
     const key = freshKey();
     const env = { API_KEYS: key, RATE_LIMIT_ENABLED: 'true', RATE_LIMIT_PER_MINUTE: '4', REDIS_URL };
     const [a, b] = [await boot(env), await boot(env)];
