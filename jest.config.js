@@ -1,5 +1,24 @@
 /** Unit specs live beside their code; e2e specs in test/ boot the real app. */
+const nestCli = require('./nest-cli.json');
+
 const tsJest = ['ts-jest', { tsconfig: 'tsconfig.json', isolatedModules: true }];
+
+/**
+ * The app the e2e tests boot must carry the OpenAPI metadata `nest build` gives it, so ts-jest
+ * applies the same @nestjs/swagger plugin with the same options, read from nest-cli.json.
+ * (Type errors are the job of `npm run typecheck`, hence no diagnostics here.)
+ */
+const swaggerPlugin = nestCli.compilerOptions.plugins.find((plugin) => plugin.name === '@nestjs/swagger');
+const tsJestWithSwaggerPlugin = [
+  'ts-jest',
+  {
+    tsconfig: 'tsconfig.json',
+    diagnostics: false,
+    astTransformers: {
+      before: [{ path: '<rootDir>/jest.swagger-plugin.js', options: swaggerPlugin.options }],
+    },
+  },
+];
 
 module.exports = {
   testTimeout: 30000,
@@ -16,7 +35,8 @@ module.exports = {
       testEnvironment: 'node',
       rootDir: '.',
       testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
-      transform: { '^.+\\.ts$': tsJest },
+      setupFilesAfterEnv: ['<rootDir>/test/support/setup-e2e.ts'],
+      transform: { '^.+\\.ts$': tsJestWithSwaggerPlugin },
     },
   ],
 };

@@ -10,7 +10,7 @@
  *    times start-up to the first answered request.
  *
  * Options: --duration S (10), --warmup S (3), --connections N (32), --seed N (10000),
- * --scenarios list,get,filter,create (all), --startup-rows N (100000; 0 skips step 4),
+ * --scenarios list,get,filter,deep,create (all), --startup-rows N (100000; 0 skips step 4),
  * --json FILE (also write the results as JSON), --entry FILE (another build to measure, instead
  * of dist/main.js; started from the folder above its own), --profile DIR (run the server under
  * `node --cpu-prof`, writing one .cpuprofile per server start into DIR).

@@ -6,6 +6,7 @@ import { once } from 'node:events';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { dirname, join } from 'node:path';
+import { encodeCursor } from '../src/pets/cursor';
 
 export const ROOT = join(__dirname, '..');
 export const API_KEY = `bench-${randomBytes(16).toString('hex')}`;
@@ -52,6 +53,16 @@ export const SCENARIOS: Scenario[] = [
     name: 'filter',
     description: 'GET /v1/pets?status=sold&limit=100',
     requests: () => [{ method: 'GET', path: '/v1/pets?status=sold&limit=100' }],
+  },
+  {
+    name: 'deep',
+    description: 'GET /v1/pets?limit=20&cursor=<a page 10,000 animals deep>',
+    requests: ({ ids }) => [
+      {
+        method: 'GET',
+        path: `/v1/pets?limit=20&cursor=${encodeCursor({ afterId: ids[Math.min(ids.length, 10_000) - 21], status: null })}`,
+      },
+    ],
   },
   {
     name: 'create',

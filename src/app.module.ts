@@ -1,12 +1,17 @@
 import { DynamicModule, Module } from '@nestjs/common';
+import type { Logger } from 'pino';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { AuthModule } from './common/auth/auth.module';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter';
+import { createRootLogger } from './common/logging/loggers';
+import { LoggingModule } from './common/logging/logging.module';
 import { RequestValidationPipe } from './common/validation/request-validation.pipe';
 import { AppConfig } from './config/app-config';
 import { AppConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
+import { HealthModule } from './health/health.module';
 import { PetsModule } from './pets/pets.module';
+import { RateLimitModule } from './rate-limit/rate-limit.module';
 
 /**
  * The application: configuration, database, auth, feature modules, and the global pipeline
@@ -15,10 +20,18 @@ import { PetsModule } from './pets/pets.module';
  */
 @Module({})
 export class AppModule {
-  static forRoot(config: AppConfig): DynamicModule {
+  static forRoot(config: AppConfig, logger: Logger = createRootLogger(config)): DynamicModule {
     return {
       module: AppModule,
-      imports: [AppConfigModule.forRoot(config), DatabaseModule, AuthModule, PetsModule],
+      imports: [
+        AppConfigModule.forRoot(config),
+        LoggingModule.forRoot(logger),
+        DatabaseModule.forRoot(config),
+        AuthModule,
+        RateLimitModule.forRoot(config),
+        HealthModule,
+        PetsModule,
+      ],
       providers: [
         { provide: APP_PIPE, useClass: RequestValidationPipe },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },

@@ -1,53 +1,52 @@
-import { existsSync } from 'node:fs';
-import { ResolvedKeys } from './common/auth/bootstrap-key';
-import { RESOLVED_KEYS } from './common/auth/auth.module';
-import { AppConfig, ConfigError, loadConfig } from './config/app-config';
+import { Logger } from 'nestjs-pino';
+import { KEY_SETUP } from './common/auth/auth.module';
+import { KeySetup } from './common/auth/key-setup';
+import { enableGracefulShutdown } from './common/lifecycle/graceful-shutdown';
+import { AppConfig, describeDatabase } from './config/app-config';
+import { configFromEnvironment } from './config/environment';
 import { createApp, DOCS_PATH } from './setup-app';
 
-function banner(url: string, config: AppConfig, keys: ResolvedKeys): string {
+function banner(url: string, config: AppConfig, keys: KeySetup): string {
   const lines = [
     `Pet Store API listening on ${url}/v1`,
     `Swagger UI: ${url}/${DOCS_PATH}  (OpenAPI: ${url}/${DOCS_PATH}-json)`,
-    `Database: ${config.databasePath} (SQLite, WAL, synchronous=${config.sqliteSynchronous})`,
+    `Database: ${describeDatabase(config)}`,
   ];
-  if (keys.source === 'environment') {
-    lines.push(
-      `Authentication: Authorization: Bearer <key>, with one of the ${keys.keys.length} key(s) in API_KEYS`,
-    );
-  } else if (keys.newKey) {
-    const where = keys.keyFile ? `saved to ${keys.keyFile}` : 'in-memory database: a new key every start';
+  if (keys.newKey) {
+    const kept =
+      config.databaseUrl === null && config.databasePath === ':memory:'
+        ? 'The database is in memory: a new key is made at every start.'
+        : 'Only its SHA-256 digest is stored (name "bootstrap"); copy the key now.';
     lines.push(
       '',
       '================================================================================',
-      '  No API_KEYS set: generated an API key for you. It is shown only this once.',
+      '  No API keys yet: generated one for you. It is shown only this once.',
       `  ${keys.newKey}`,
-      `  (${where})`,
+      `  ${kept}`,
       `  Try: curl -H "Authorization: Bearer <key>" ${url}/v1/pets`,
+      '  Manage keys: npm run apikey -- list | create --name <client> | revoke <id|prefix>',
       '================================================================================',
     );
   } else {
-    lines.push(`Authentication: Authorization: Bearer <key>, with the bootstrap key in ${keys.keyFile}`);
+    const from =
+      keys.source === 'environment' ? 'API_KEYS or a stored key' : 'a stored key (npm run apikey -- list)';
+    lines.push(`Authentication: Authorization: Bearer <key>, with ${from}`);
   }
   return lines.join('\n');
 }
 
 async function main(): Promise<void> {
-  if (existsSync('.env')) process.loadEnvFile('.env');
-  let config: AppConfig;
-  try {
-    config = loadConfig(process.env);
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    console.error(`petstore: configuration error: ${error.message}`);
-    process.exit(1);
-  }
-  const app = await createApp(config);
-  app.enableShutdownHooks();
+  const config = configFromEnvironment('petstore');
+  // Nest's own logger stays off until the app listens, so that a failure to start (a database
+  // that can't be opened, a port in use) is the one line printed below; request logs are on.
+  const app = await createApp(config, { logger: false });
+  enableGracefulShutdown(app, config.shutdownTimeoutMs);
   await app.listen(config.port, config.host);
+  app.useLogger(app.get(Logger));
   const address = app.getHttpServer().address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const shownHost = ['0.0.0.0', '::'].includes(config.host) ? 'localhost' : config.host;
-  console.log(banner(`http://${shownHost}:${port}`, config, app.get<ResolvedKeys>(RESOLVED_KEYS)));
+  console.log(banner(`http://${shownHost}:${port}`, config, app.get<KeySetup>(KEY_SETUP)));
 }
 
 main().catch((error: unknown) => {

@@ -1,52 +1,111 @@
-import { INestApplication, LoggerService, LogLevel } from '@nestjs/common';
+import { INestApplication, LoggerService, LogLevel, RequestMethod } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import type { RequestHandler } from 'express';
 import helmet from 'helmet';
+import { Logger } from 'nestjs-pino';
+import type { DestinationStream, Logger as PinoLogger } from 'pino';
+import { apiDescription } from './api-description';
 import { AppModule } from './app.module';
 import { API_PREFIX } from './common/http/api-prefix';
 import { jsonBody } from './common/http/json-body.middleware';
+import { answerProtocolErrors, checkRequestHeaders } from './common/http/protocol-errors';
+import { createRootLogger, httpLogger } from './common/logging/loggers';
+import { ROOT_LOGGER } from './common/logging/logging.module';
+import { REQUEST_ID_HEADER } from './common/logging/request-id';
 import { AppConfig } from './config/app-config';
+import { HEALTH_PATH } from './health/health.controller';
 
 export const DOCS_PATH = 'docs';
 
-/** The OpenAPI document of the running app. Paths are written without `/v1`; servers end in it. */
+/**
+ * The OpenAPI document of the running app. Paths are written without `/v1`; servers end in it.
+ * The first server is relative, so it is this instance wherever it runs ("Try it out" works)
+ * and the document stays the same on every host and port.
+ */
 export function buildOpenApiDocument(app: INestApplication, config: AppConfig): OpenAPIObject {
   const info = new DocumentBuilder()
     .setTitle('Pet Store API')
     .setVersion('1.0.0')
-    .setDescription('List, add and get animals of the pet store catalogue. Every operation needs an API key.')
+    .setDescription(apiDescription(config))
     .addServer(`/${API_PREFIX}`, 'This instance')
     .addServer(config.productionBaseUrl, 'Production')
     .addServer(config.stagingBaseUrl, 'Staging')
     .addBearerAuth(
-      { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <API key>' },
+      {
+        type: 'http',
+        scheme: 'bearer',
+        bearerFormat: 'API key',
+        description: 'An API key: `Authorization: Bearer <API key>`.',
+      },
       'bearer',
     )
     .addSecurityRequirements('bearer')
+    .addTag('Pets', 'The animals of the catalogue.')
     .build();
-  return SwaggerModule.createDocument(app, info, { ignoreGlobalPrefix: true });
+  return SwaggerModule.createDocument(app, info, {
+    ignoreGlobalPrefix: true,
+    // The contract's operation names are the handlers' names: listPets, createPet, getPet.
+    operationIdFactory: (_controllerKey, methodKey) => methodKey,
+  });
 }
 
 /**
- * Everything about the HTTP pipeline that both `main.ts` and the tests need: security headers,
- * the JSON body parser and its limit, the `/v1` prefix and the API docs at `/docs`.
+ * helmet's defaults everywhere, except that the Swagger UI page does not ask the browser to
+ * upgrade its requests to https: served over plain http from any host but localhost, that
+ * directive makes the browser fetch the UI's own scripts over https, and the page stays blank.
+ */
+function securityHeaders(): RequestHandler {
+  const everywhere = helmet();
+  const docsPage = helmet({ contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } });
+  return (req, res, next) =>
+    req.path === `/${DOCS_PATH}` || req.path.startsWith(`/${DOCS_PATH}/`)
+      ? docsPage(req, res, next)
+      : everywhere(req, res, next);
+}
+
+/**
+ * Everything about the HTTP pipeline that both `main.ts` and the tests need: Error bodies for
+ * what Node's HTTP parser rejects, request ids and the request log (first, so every answer has
+ * them), security headers, CORS, the JSON body parser and its limit, the `/v1` prefix (health
+ * probes outside it) and the API docs at `/docs`.
  */
 export function setupApp(app: NestExpressApplication, config: AppConfig): void {
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
-  app.use(helmet());
+  answerProtocolErrors(app.getHttpServer());
+  app.set('trust proxy', config.trustProxy);
+  app.use(httpLogger(app.get<PinoLogger>(ROOT_LOGGER)));
+  app.use(securityHeaders());
+  if (config.corsOrigins.length > 0) {
+    app.enableCors({
+      origin: [...config.corsOrigins],
+      methods: ['GET', 'HEAD', 'POST'],
+      allowedHeaders: ['Authorization', 'Content-Type', REQUEST_ID_HEADER],
+      exposedHeaders: [REQUEST_ID_HEADER, 'Location', 'WWW-Authenticate', 'Deprecation', 'Sunset', 'Link'],
+      maxAge: 600,
+    });
+  }
+  app.use(checkRequestHeaders);
   app.use(jsonBody(config.bodyLimitBytes));
-  app.setGlobalPrefix(API_PREFIX);
-  SwaggerModule.setup(DOCS_PATH, app, () => buildOpenApiDocument(app, config), {
-    jsonDocumentUrl: `${DOCS_PATH}-json`,
-    yamlDocumentUrl: `${DOCS_PATH}-yaml`,
-    swaggerOptions: { persistAuthorization: true },
+  app.setGlobalPrefix(API_PREFIX, {
+    exclude: [{ path: `${HEALTH_PATH}/{*probe}`, method: RequestMethod.GET }],
   });
+  if (config.swaggerEnabled) {
+    SwaggerModule.setup(DOCS_PATH, app, () => buildOpenApiDocument(app, config), {
+      jsonDocumentUrl: `${DOCS_PATH}-json`,
+      yamlDocumentUrl: `${DOCS_PATH}-yaml`,
+      swaggerOptions: { persistAuthorization: true },
+    });
+  }
 }
 
 export interface CreateAppOptions {
+  /** Nest's logger; by default the app's pino logger (nestjs-pino). */
   logger?: LoggerService | LogLevel[] | false;
+  /** Where the logs go instead of stdout, as JSON lines (tests read them). */
+  logDestination?: DestinationStream;
 }
 
 /** Builds the application exactly as it runs: the same module, options and pipeline. */
@@ -56,12 +115,13 @@ export async function createApp(
 ): Promise<NestExpressApplication> {
   // Silent while the module is built: a start-up failure is reported once, by the caller,
   // as one line instead of a framework stack trace.
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
+  const logger = createRootLogger(config, options.logDestination);
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, logger), {
     bodyParser: false,
     abortOnError: false,
     logger: false,
   });
-  app.useLogger(options.logger ?? ['error', 'warn']);
+  app.useLogger(options.logger ?? app.get(Logger));
   setupApp(app, config);
   return app;
 }

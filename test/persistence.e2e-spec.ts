@@ -1,9 +1,25 @@
-import { readFileSync, statSync } from 'node:fs';
+import { once } from 'node:events';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import request from 'supertest';
 import type { App } from 'supertest/types';
-import { AUTH, startApp, tempDir } from './support/app';
+import { Database } from 'sqlite3';
+import { AUTH, startApp, tempDir, TEST_KEY } from './support/app';
 import { exitOf, launchService, spawnService, stopService } from './support/process';
+
+const STATUSES = [undefined, 'available', 'sold'];
+
+/** Rows read straight from a SQLite file with its own connection (the service is not running). */
+function sqliteRows(path: string, sql: string): Promise<Array<Record<string, unknown>>> {
+  return new Promise((resolve, reject) => {
+    const db = new Database(path);
+    db.all(sql, (error, rows: Array<Record<string, unknown>>) => {
+      db.close();
+      if (error) reject(error);
+      else resolve(rows);
+    });
+  });
+}
 
 describe('Persistence on a real SQLite file (e2e)', () => {
   let dir: ReturnType<typeof tempDir>;
@@ -56,42 +72,91 @@ describe('Persistence on a real SQLite file (e2e)', () => {
     expect(list.body).toHaveLength(100);
   });
 
-  it('every acknowledged animal survives a killed process', async () => {
-    const env = { DATABASE_PATH: databasePath, API_KEYS: AUTH.Authorization.slice(7) };
-    const service = await spawnService(env);
-    const acknowledged: Array<Record<string, unknown>> = [];
-    let stop = false;
-    const writer = async (w: number) => {
-      for (let i = 0; !stop; i++) {
-        try {
-          const res = await fetch(`${service.url}/v1/pets`, {
-            method: 'POST',
-            headers: { ...AUTH, 'Content-Type': 'application/json' },
-            body: JSON.stringify({ name: `Crash ${w}-${i}`, categoryId: w + 1, status: 'pending' }),
-          });
-          if (res.status === 201) acknowledged.push((await res.json()) as Record<string, unknown>);
-        } catch {
-          return; // the connection died with the process
+  it.each(['FULL', 'NORMAL'])(
+    'synchronous=%s: SIGKILL mid-stream loses no acknowledged animal; a restart finds each one identical',
+    async (synchronous) => {
+      const env = { DATABASE_PATH: databasePath, API_KEYS: TEST_KEY, SQLITE_SYNCHRONOUS: synchronous };
+      const service = await spawnService(env);
+      const sent = new Map<string, Record<string, unknown>>();
+      const acknowledged: Array<Record<string, unknown>> = [];
+      let killed = false;
+      const writer = async (w: number) => {
+        for (let i = 0; !killed; i++) {
+          const pet = {
+            name: `Crash ${w}-${i}`,
+            categoryId: w + 1,
+            ...(i % 3 ? { status: STATUSES[i % 3] } : {}),
+          };
+          sent.set(pet.name, pet);
+          try {
+            const res = await fetch(`${service.url}/v1/pets`, {
+              method: 'POST',
+              headers: { ...AUTH, 'Content-Type': 'application/json' },
+              body: JSON.stringify(pet),
+            });
+            const body = (await res.json()) as Record<string, unknown>;
+            if (res.status === 201) acknowledged.push(body);
+            else throw new Error(`create answered ${res.status}: ${JSON.stringify(body)}`);
+          } catch (error) {
+            if (killed) return; // the connection died with the process
+            throw error;
+          }
         }
-      }
-    };
-    const writers = Array.from({ length: 8 }, (_, w) => writer(w));
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    service.child.kill('SIGKILL');
-    stop = true;
-    await Promise.all(writers);
-    expect(acknowledged.length).toBeGreaterThan(20);
+      };
+      const writers = Array.from({ length: 8 }, (_, w) => writer(w));
+      // Kill at an unpredictable moment once a good number of writes has been acknowledged.
+      while (acknowledged.length < 150) await new Promise((resolve) => setTimeout(resolve, 10));
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 100));
+      const exited = once(service.child, 'exit');
+      killed = true;
+      service.child.kill('SIGKILL');
+      await Promise.all(writers);
+      expect(await exited).toEqual([null, 'SIGKILL']);
 
-    const restarted = await startApp({ DATABASE_PATH: databasePath });
-    const server = restarted.getHttpServer() as App;
-    for (const pet of acknowledged) {
-      const read = await request(server)
-        .get(`/v1/pets/${pet.id as number}`)
-        .set(AUTH);
-      expect(read.body).toEqual(pet);
-    }
-    await restarted.close();
-  });
+      const restarted = await spawnService(env);
+      try {
+        for (const pet of acknowledged) {
+          const res = await fetch(`${restarted.url}/v1/pets/${pet.id as number}`, { headers: AUTH });
+          expect({ status: res.status, body: await res.json() }).toEqual({ status: 200, body: pet });
+        }
+        const page = (await (
+          await fetch(`${restarted.url}/v1/pets?limit=100`, { headers: AUTH })
+        ).json()) as Array<{
+          id: number;
+        }>;
+        expect(page.map((pet) => pet.id)).toEqual(Array.from({ length: 100 }, (_, index) => index + 1));
+        const next = await fetch(`${restarted.url}/v1/pets`, {
+          method: 'POST',
+          headers: { ...AUTH, 'Content-Type': 'application/json' },
+          body: JSON.stringify({ name: 'After the crash', categoryId: 1 }),
+        });
+        expect(next.status).toBe(201);
+        const maxAcknowledged = Math.max(...acknowledged.map((pet) => pet.id as number));
+        expect(((await next.json()) as { id: number }).id).toBeGreaterThan(maxAcknowledged);
+      } finally {
+        await stopService(restarted);
+      }
+
+      // The file itself: intact, and every row is an animal that was sent, exactly as sent
+      // (a create in flight at the kill may have committed without being acknowledged).
+      const rows = await sqliteRows(
+        databasePath,
+        'SELECT id, name, category_id, status FROM pets ORDER BY id',
+      );
+      expect(await sqliteRows(databasePath, 'PRAGMA integrity_check')).toEqual([{ integrity_check: 'ok' }]);
+      const byId = new Map(rows.map((row) => [row.id, row]));
+      for (const pet of acknowledged) expect(byId.has(pet.id)).toBe(true);
+      for (const row of rows.filter((row) => row.name !== 'After the crash')) {
+        const request = sent.get(row.name as string);
+        expect(request).toBeDefined();
+        expect({ name: row.name, categoryId: row.category_id, status: row.status ?? undefined }).toEqual({
+          status: undefined,
+          ...request,
+        });
+      }
+    },
+    60_000,
+  );
 });
 
 describe('First run without API_KEYS (e2e, real process)', () => {
@@ -100,28 +165,28 @@ describe('First run without API_KEYS (e2e, real process)', () => {
   beforeEach(() => (dir = tempDir()));
   afterEach(() => dir.cleanup());
 
-  it('generates a key, prints it once, keeps it across restarts, and never starts open', async () => {
+  it('stores a bootstrap key, prints it once, accepts it after a restart, and never starts open', async () => {
     const env = { DATABASE_PATH: join(dir.path, 'data', 'petstore.sqlite') };
     const first = await spawnService(env);
-    const keyFile = join(dir.path, 'data', 'bootstrap-api-key');
-    const key = readFileSync(keyFile, 'utf8').trim();
-    expect(key).toMatch(/^pet_[A-Za-z0-9_-]{43}$/);
-    expect(statSync(keyFile).mode & 0o777).toBe(0o600);
-    expect(first.output()).toContain(key);
+    const key = /^\s+(pet_[A-Za-z0-9_-]{43})$/m.exec(first.output())?.[1];
+    expect(key).toBeDefined();
     expect((await fetch(`${first.url}/v1/pets`)).status).toBe(401);
     const authorized = await fetch(`${first.url}/v1/pets`, { headers: { Authorization: `Bearer ${key}` } });
     expect(authorized.status).toBe(200);
     await stopService(first);
+    for (const file of readdirSync(join(dir.path, 'data'))) {
+      expect(readFileSync(join(dir.path, 'data', file)).includes(Buffer.from(key!))).toBe(false);
+    }
 
     const second = await spawnService(env);
     expect(second.output()).not.toContain(key);
-    expect(second.output()).toContain(keyFile);
+    expect(second.output()).not.toMatch(/pet_[A-Za-z0-9_-]{43}/);
     const again = await fetch(`${second.url}/v1/pets`, { headers: { Authorization: `Bearer ${key}` } });
     expect(again.status).toBe(200);
     await stopService(second);
   });
 
-  it('API_KEYS, when set, are the only keys accepted', async () => {
+  it('API_KEYS, when set, are accepted and no bootstrap key is made', async () => {
     const service = await spawnService({
       DATABASE_PATH: join(dir.path, 'db.sqlite'),
       API_KEYS: 'first-key-0123456789, second-key-0123456789',
@@ -132,6 +197,7 @@ describe('First run without API_KEYS (e2e, real process)', () => {
     expect(await status('second-key-0123456789')).toBe(200);
     expect(await status('third-key-0123456789')).toBe(401);
     expect(service.output()).not.toContain('first-key-0123456789');
+    expect(service.output()).not.toMatch(/pet_[A-Za-z0-9_-]{43}/);
     await stopService(service);
   });
 });

@@ -388,7 +388,7 @@ describe('Pets API (e2e, in-memory SQLite)', () => {
     });
 
     it('unknown query parameters are ignored', async () => {
-      const res = await list('?limit=2&page=3&cursor=x');
+      const res = await list('?limit=2&page=3&offset=x');
       expect(res.status).toBe(200);
       expect(res.body.map((pet: { id: number }) => pet.id)).toEqual([1, 2]);
     });

@@ -1,5 +1,5 @@
 import { join, resolve } from 'node:path';
-import { AppConfig, ConfigError, loadConfig } from './app-config';
+import { AppConfig, ConfigError, describeDatabase, loadConfig } from './app-config';
 
 /** The error `loadConfig(env)` throws, or a failure if it throws nothing. */
 function configError(env: Record<string, string | undefined>): ConfigError {
@@ -19,13 +19,26 @@ describe('loadConfig', () => {
       port: 3000,
       host: '0.0.0.0',
       databasePath: resolve('data', 'petstore.sqlite'),
+      databaseUrl: null,
+      databaseSchema: 'public',
+      dbPoolSize: 10,
+      dbConnectTimeoutMs: 5000,
+      dbStatementTimeoutMs: 15000,
+      rateLimitEnabled: true,
+      rateLimitPerMinute: 600,
+      redisUrl: null,
+      petCacheSize: 50000,
       sqliteSynchronous: 'FULL',
       sqliteBusyTimeoutMs: 5000,
       apiKeys: [],
-      bootstrapKeyPath: resolve('data', 'bootstrap-api-key'),
       productionBaseUrl: 'https://api.petstore.example.com/v1',
       stagingBaseUrl: 'https://staging-api.petstore.example.com/v1',
       bodyLimitBytes: 16384,
+      logLevel: 'info',
+      corsOrigins: [],
+      trustProxy: false,
+      shutdownTimeoutMs: 10000,
+      swaggerEnabled: true,
     };
 
     expect(loadConfig({})).toEqual(expected);
@@ -43,6 +56,11 @@ describe('loadConfig', () => {
         API_KEYS: '  ',
         PRODUCTION_BASE_URL: '',
         STAGING_BASE_URL: '',
+        LOG_LEVEL: '',
+        CORS_ORIGINS: ' , ',
+        TRUST_PROXY: '',
+        SHUTDOWN_TIMEOUT_MS: '',
+        SWAGGER_ENABLED: '',
       }),
     ).toEqual(loadConfig({}));
   });
@@ -61,6 +79,20 @@ describe('loadConfig', () => {
         API_KEYS: ' key-one-0123456789abcdef , key_two.0123456789~+/= ,',
         PRODUCTION_BASE_URL: 'https://api.example.org/v1/',
         STAGING_BASE_URL: 'http://staging.example.org:8080/v1',
+        DATABASE_URL: 'postgres://app:secret@db.internal:5433/pets',
+        DATABASE_SCHEMA: 'petstore',
+        DB_POOL_SIZE: '20',
+        DB_CONNECT_TIMEOUT_MS: '2000',
+        DB_STATEMENT_TIMEOUT_MS: '3000',
+        RATE_LIMIT_ENABLED: 'false',
+        RATE_LIMIT_PER_MINUTE: '100',
+        REDIS_URL: 'redis://127.0.0.1:6379/2',
+        PET_CACHE_SIZE: '0',
+        LOG_LEVEL: 'WARN',
+        CORS_ORIGINS: 'https://app.example.org, http://localhost:5173/',
+        TRUST_PROXY: '10.0.0.0/8, loopback',
+        SHUTDOWN_TIMEOUT_MS: '25000',
+        SWAGGER_ENABLED: 'false',
       }),
     ).toEqual({
       nodeEnv: 'production',
@@ -70,10 +102,79 @@ describe('loadConfig', () => {
       sqliteSynchronous: 'NORMAL',
       sqliteBusyTimeoutMs: 250,
       apiKeys: ['key-one-0123456789abcdef', 'key_two.0123456789~+/='],
-      bootstrapKeyPath: join(resolve('/'), 'srv', 'petstore', 'bootstrap-api-key'),
       productionBaseUrl: 'https://api.example.org/v1',
       stagingBaseUrl: 'http://staging.example.org:8080/v1',
       bodyLimitBytes: 16384,
+      databaseUrl: 'postgres://app:secret@db.internal:5433/pets',
+      databaseSchema: 'petstore',
+      dbPoolSize: 20,
+      dbConnectTimeoutMs: 2000,
+      dbStatementTimeoutMs: 3000,
+      rateLimitEnabled: false,
+      rateLimitPerMinute: 100,
+      redisUrl: 'redis://127.0.0.1:6379/2',
+      petCacheSize: 0,
+      logLevel: 'warn',
+      corsOrigins: ['https://app.example.org', 'http://localhost:5173'],
+      trustProxy: ['10.0.0.0/8', 'loopback'],
+      shutdownTimeoutMs: 25000,
+      swaggerEnabled: false,
+    });
+  });
+
+  describe('PostgreSQL', () => {
+    it('builds the URL from DB_TYPE=postgres and its parts, escaping them', () => {
+      const config = loadConfig({
+        DB_TYPE: 'postgres',
+        DB_HOST: 'db.internal',
+        DB_PORT: '6543',
+        DB_USER: 'pet store',
+        DB_PASSWORD: 'p@ss/word',
+        DB_NAME: 'pets',
+      });
+      expect(config.databaseUrl).toBe('postgres://pet%20store:p%40ss%2Fword@db.internal:6543/pets');
+    });
+
+    it('stays on SQLite without DATABASE_URL or DB_TYPE=postgres', () => {
+      expect(loadConfig({ DB_TYPE: 'sqlite' }).databaseUrl).toBeNull();
+    });
+
+    it.each([
+      [
+        { DATABASE_URL: 'mysql://root:secret@db/pets' },
+        'DATABASE_URL must start with postgres:// or postgresql://',
+      ],
+      [
+        { DATABASE_URL: 'not a url with secret' },
+        'DATABASE_URL must be a URL like postgres://user:password@host:5432/database',
+      ],
+      [
+        { DATABASE_URL: 'postgres://u:secret@h/d', DB_TYPE: 'sqlite' },
+        'DATABASE_URL is set but DB_TYPE is sqlite: unset one of them',
+      ],
+      [{ DB_TYPE: 'oracle' }, 'DB_TYPE must be sqlite or postgres (got "oracle")'],
+      [
+        { DATABASE_SCHEMA: 'Bad-Schema' },
+        'DATABASE_SCHEMA must be a lower-case SQL identifier (got "Bad-Schema")',
+      ],
+      [{ DB_POOL_SIZE: '1' }, 'DB_POOL_SIZE must be an integer from 2 to 1000 (got "1")'],
+      [{ REDIS_URL: 'http://secret@redis' }, 'REDIS_URL must be a URL like redis://127.0.0.1:6379'],
+      [{ RATE_LIMIT_ENABLED: 'maybe' }, 'RATE_LIMIT_ENABLED must be true or false (got "maybe")'],
+      [
+        { RATE_LIMIT_PER_MINUTE: '0' },
+        'RATE_LIMIT_PER_MINUTE must be an integer from 1 to 10000000 (got "0")',
+      ],
+    ])('rejects %o in one line that never shows the password', (env, message) => {
+      const error = configError(env);
+      expect(error.message).toBe(message);
+      expect(error.message).not.toContain('secret');
+    });
+
+    it('describes the database without its password', () => {
+      const config = loadConfig({ DATABASE_URL: 'postgres://app:secret@db.internal:5433/pets' });
+      expect(describeDatabase(config)).toBe(
+        'postgres://app:***@db.internal:5433/pets (PostgreSQL, schema public)',
+      );
     });
   });
 
@@ -187,32 +288,111 @@ describe('loadConfig', () => {
   });
 
   describe('DATABASE_PATH', () => {
-    it('keeps :memory: and has no bootstrap key file', () => {
-      const config = loadConfig({ DATABASE_PATH: ':memory:' });
-
-      expect(config.databasePath).toBe(':memory:');
-      expect(config.bootstrapKeyPath).toBeNull();
+    it('keeps :memory:', () => {
+      expect(loadConfig({ DATABASE_PATH: ':memory:' }).databasePath).toBe(':memory:');
     });
 
-    it('resolves a relative path against the working directory and keeps the key beside it', () => {
-      const config = loadConfig({ DATABASE_PATH: 'var/db/pets.sqlite' });
-
-      expect(config.databasePath).toBe(resolve(process.cwd(), 'var', 'db', 'pets.sqlite'));
-      expect(config.bootstrapKeyPath).toBe(resolve(process.cwd(), 'var', 'db', 'bootstrap-api-key'));
+    it('resolves a relative path against the working directory', () => {
+      expect(loadConfig({ DATABASE_PATH: 'var/db/pets.sqlite' }).databasePath).toBe(
+        resolve(process.cwd(), 'var', 'db', 'pets.sqlite'),
+      );
     });
 
     it('keeps an absolute path as given', () => {
       const absolute = join(resolve('/'), 'tmp', 'pets.sqlite');
 
-      expect(loadConfig({ DATABASE_PATH: absolute })).toMatchObject({
-        databasePath: absolute,
-        bootstrapKeyPath: join(resolve('/'), 'tmp', 'bootstrap-api-key'),
-      });
+      expect(loadConfig({ DATABASE_PATH: absolute }).databasePath).toBe(absolute);
     });
 
     it('rejects a path holding a NUL character', () => {
       expect(configError({ DATABASE_PATH: 'pets\0.sqlite' }).message).toBe(
         'DATABASE_PATH must be a file path or :memory:',
+      );
+    });
+  });
+
+  describe('LOG_LEVEL', () => {
+    it.each(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent', 'Debug'])(
+      'accepts %s',
+      (level) => {
+        expect(loadConfig({ LOG_LEVEL: level }).logLevel).toBe(level.toLowerCase());
+      },
+    );
+
+    it.each(['verbose', 'log', '30', ' info'])('rejects "%s"', (level) => {
+      expect(configError({ LOG_LEVEL: level }).message).toBe(
+        `LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got "${level}")`,
+      );
+    });
+  });
+
+  describe('CORS_ORIGINS', () => {
+    it('keeps each origin in the form browsers send it', () => {
+      expect(
+        loadConfig({ CORS_ORIGINS: 'HTTPS://App.Example.org:443,http://[::1]:8080' }).corsOrigins,
+      ).toEqual(['https://app.example.org', 'http://[::1]:8080']);
+    });
+
+    it.each([
+      '*',
+      'app.example.org',
+      'https://app.example.org/path',
+      'https://app.example.org?x=1',
+      'https://user:pass@app.example.org',
+      'ftp://app.example.org',
+      'null',
+    ])('rejects %s, naming its position', (origin) => {
+      expect(configError({ CORS_ORIGINS: `https://ok.example.org,${origin}` }).message).toBe(
+        `CORS_ORIGINS entry 2 must be an origin such as https://app.example.com (got "${origin}")`,
+      );
+    });
+  });
+
+  describe('TRUST_PROXY', () => {
+    it.each([
+      ['false', false],
+      ['FALSE', false],
+      ['true', true],
+      ['True', true],
+      ['1', 1],
+      ['2', 2],
+      ['loopback', ['loopback']],
+      ['loopback, linklocal,uniquelocal', ['loopback', 'linklocal', 'uniquelocal']],
+      ['10.0.0.1', ['10.0.0.1']],
+      ['10.0.0.0/8,192.168.0.0/255.255.0.0', ['10.0.0.0/8', '192.168.0.0/255.255.0.0']],
+      ['fd00::/8', ['fd00::/8']],
+    ])('reads %s as Express does', (raw, expected) => {
+      expect(loadConfig({ TRUST_PROXY: raw }).trustProxy).toEqual(expected);
+    });
+
+    it.each(['yes', '10.0.0.0/33', '300.1.1.1', 'proxy.internal', '-1', '1.5'])('rejects "%s"', (raw) => {
+      expect(configError({ TRUST_PROXY: raw }).message).toBe(
+        `TRUST_PROXY must be true, false, a number of hops, or a comma-separated list of addresses, subnets, loopback, linklocal, uniquelocal (got "${raw}")`,
+      );
+    });
+  });
+
+  describe('SHUTDOWN_TIMEOUT_MS', () => {
+    it.each(['-1', '600001', '5s'])('rejects "%s"', (raw) => {
+      expect(configError({ SHUTDOWN_TIMEOUT_MS: raw }).message).toBe(
+        `SHUTDOWN_TIMEOUT_MS must be an integer from 0 to 600000 (got "${raw}")`,
+      );
+    });
+  });
+
+  describe('SWAGGER_ENABLED', () => {
+    it.each([
+      ['true', true],
+      ['TRUE', true],
+      ['false', false],
+      ['False', false],
+    ])('reads %s', (raw, expected) => {
+      expect(loadConfig({ SWAGGER_ENABLED: raw }).swaggerEnabled).toBe(expected);
+    });
+
+    it.each(['0', 'no', 'off'])('rejects "%s"', (raw) => {
+      expect(configError({ SWAGGER_ENABLED: raw }).message).toBe(
+        `SWAGGER_ENABLED must be true or false (got "${raw}")`,
       );
     });
   });

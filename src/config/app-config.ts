@@ -1,7 +1,15 @@
 import { isAbsolute, resolve } from 'node:path';
+import proxyAddr from 'proxy-addr';
 import { isWellFormedApiKey, MIN_API_KEY_LENGTH } from '../common/auth/api-key.format';
+import { DEFAULT_PET_CACHE_SIZE } from '../pets/pet-cache';
 
 export type SqliteSynchronous = 'FULL' | 'NORMAL';
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** Express's `trust proxy` setting: off, on, a number of hops, or the addresses/subnets trusted. */
+export type TrustProxy = boolean | number | string[];
 
 /**
  * The service's whole configuration, read once from the environment at start.
@@ -11,18 +19,40 @@ export interface AppConfig {
   readonly nodeEnv: string;
   readonly port: number;
   readonly host: string;
-  /** SQLite file path, or `:memory:`. */
+  /** SQLite file path, or `:memory:` (used when no PostgreSQL URL is configured). */
   readonly databasePath: string;
+  /** PostgreSQL connection URL; when set the service runs on PostgreSQL instead of SQLite. */
+  readonly databaseUrl: string | null;
+  /** PostgreSQL schema holding the tables (created if missing). */
+  readonly databaseSchema: string;
+  /** PostgreSQL connections per instance. */
+  readonly dbPoolSize: number;
+  readonly dbConnectTimeoutMs: number;
+  /** Longest a PostgreSQL statement may run before the server cancels it. */
+  readonly dbStatementTimeoutMs: number;
+  /** Per-API-key request limit (RATE_LIMIT_ENABLED, RATE_LIMIT_PER_MINUTE). */
+  readonly rateLimitEnabled: boolean;
+  readonly rateLimitPerMinute: number;
+  /** Redis shared by every instance for rate-limit counters; unset: counters in process. */
+  readonly redisUrl: string | null;
+  /** Animals kept in the in-process read cache (PET_CACHE_SIZE); 0 turns the caches off. */
+  readonly petCacheSize: number;
   readonly sqliteSynchronous: SqliteSynchronous;
   /** Milliseconds a writer waits for a lock before SQLite reports busy. */
   readonly sqliteBusyTimeoutMs: number;
-  /** Keys from `API_KEYS`; empty when unset (a bootstrap key is then used). */
+  /** Keys from `API_KEYS`, accepted beside the stored keys; empty when unset. */
   readonly apiKeys: readonly string[];
-  /** Where the generated first-run key is kept when `API_KEYS` is unset. */
-  readonly bootstrapKeyPath: string | null;
   readonly productionBaseUrl: string;
   readonly stagingBaseUrl: string;
   readonly bodyLimitBytes: number;
+  readonly logLevel: LogLevel;
+  /** Browser origins allowed by CORS; empty: CORS is off. */
+  readonly corsOrigins: readonly string[];
+  readonly trustProxy: TrustProxy;
+  /** How long a shutdown waits for in-flight requests before closing their connections. */
+  readonly shutdownTimeoutMs: number;
+  /** Serve Swagger UI and the OpenAPI document at /docs, /docs-json, /docs-yaml. */
+  readonly swaggerEnabled: boolean;
 }
 
 export class ConfigError extends Error {
@@ -103,6 +133,147 @@ function databasePath(env: Env): string {
   return isAbsolute(raw) ? raw : resolve(raw);
 }
 
+function flag(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (/^(true|1|yes|on)$/i.test(raw)) return true;
+  if (/^(false|0|no|off)$/i.test(raw)) return false;
+  throw new ConfigError(`${name} must be true or false (got "${raw}")`);
+}
+
+function redisUrl(env: Env): string | null {
+  const raw = env.REDIS_URL;
+  if (raw === undefined || raw === '') return null;
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    parsed = undefined;
+  }
+  if (!parsed || (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:')) {
+    throw new ConfigError('REDIS_URL must be a URL like redis://127.0.0.1:6379');
+  }
+  return raw;
+}
+
+/** `DATABASE_URL=postgres://...`, or `DB_TYPE=postgres` with `DB_HOST`, `DB_PORT`, `DB_USER`, `DB_PASSWORD`, `DB_NAME`. */
+function databaseUrl(env: Env): string | null {
+  const type = (env.DB_TYPE ?? '').toLowerCase();
+  if (type !== '' && type !== 'sqlite' && type !== 'postgres') {
+    throw new ConfigError(`DB_TYPE must be sqlite or postgres (got "${env.DB_TYPE}")`);
+  }
+  const raw = env.DATABASE_URL;
+  if (raw !== undefined && raw !== '') {
+    if (type === 'sqlite')
+      throw new ConfigError('DATABASE_URL is set but DB_TYPE is sqlite: unset one of them');
+    let parsed: URL;
+    try {
+      parsed = new URL(raw);
+    } catch {
+      // Never print the URL: it may hold a password.
+      throw new ConfigError('DATABASE_URL must be a URL like postgres://user:password@host:5432/database');
+    }
+    if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') {
+      throw new ConfigError('DATABASE_URL must start with postgres:// or postgresql://');
+    }
+    return raw;
+  }
+  if (type !== 'postgres') return null;
+  const url = new URL('postgres://localhost');
+  url.hostname = env.DB_HOST || 'localhost';
+  url.port = String(integer(env, 'DB_PORT', 5432, 1, 65535));
+  url.username = encodeURIComponent(env.DB_USER || 'postgres');
+  url.password = encodeURIComponent(env.DB_PASSWORD ?? '');
+  url.pathname = `/${encodeURIComponent(env.DB_NAME || 'petstore')}`;
+  return url.toString();
+}
+
+function schemaName(env: Env): string {
+  const raw = env.DATABASE_SCHEMA;
+  if (raw === undefined || raw === '') return 'public';
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(raw)) {
+    throw new ConfigError(`DATABASE_SCHEMA must be a lower-case SQL identifier (got "${raw}")`);
+  }
+  return raw;
+}
+
+/** The database the service uses, for messages: the SQLite path, or the PostgreSQL URL without its password. */
+export function describeDatabase(config: AppConfig): string {
+  if (config.databaseUrl === null)
+    return `${config.databasePath} (SQLite, WAL, synchronous=${config.sqliteSynchronous})`;
+  const url = new URL(config.databaseUrl);
+  if (url.password) url.password = '***';
+  return `${url.toString()} (PostgreSQL, schema ${config.databaseSchema})`;
+}
+
+function logLevel(env: Env): LogLevel {
+  const raw = env.LOG_LEVEL;
+  if (raw === undefined || raw === '') return 'info';
+  const value = raw.toLowerCase() as LogLevel;
+  if (!LOG_LEVELS.includes(value)) {
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${raw}")`);
+  }
+  return value;
+}
+
+function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (/^true$/i.test(raw)) return true;
+  if (/^false$/i.test(raw)) return false;
+  throw new ConfigError(`${name} must be true or false (got "${raw}")`);
+}
+
+/** A comma-separated list, entries trimmed, empty entries dropped. */
+function list(raw: string | undefined): string[] {
+  return (raw ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+}
+
+function corsOrigins(env: Env): string[] {
+  return list(env.CORS_ORIGINS).map((entry, index) => {
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(entry);
+    } catch {
+      parsed = undefined;
+    }
+    const isOrigin =
+      parsed !== undefined &&
+      (parsed.protocol === 'http:' || parsed.protocol === 'https:') &&
+      parsed.username === '' &&
+      parsed.password === '' &&
+      parsed.pathname === '/' &&
+      !entry.includes('?') &&
+      !entry.includes('#');
+    if (!isOrigin) {
+      throw new ConfigError(
+        `CORS_ORIGINS entry ${index + 1} must be an origin such as https://app.example.com (got "${entry}")`,
+      );
+    }
+    return parsed!.origin;
+  });
+}
+
+/** As Express reads `trust proxy`; the address list is checked by Express's own parser. */
+function trustProxy(env: Env): TrustProxy {
+  const raw = env.TRUST_PROXY;
+  if (raw === undefined || raw.trim() === '' || /^false$/i.test(raw)) return false;
+  if (/^true$/i.test(raw)) return true;
+  if (/^\d{1,3}$/.test(raw)) return Number(raw);
+  const addresses = list(raw);
+  try {
+    proxyAddr.compile(addresses);
+  } catch {
+    throw new ConfigError(
+      `TRUST_PROXY must be true, false, a number of hops, or a comma-separated list of addresses, subnets, loopback, linklocal, uniquelocal (got "${raw}")`,
+    );
+  }
+  return addresses;
+}
+
 /** Builds the configuration from an environment, or throws a ConfigError with one clear line. */
 export function loadConfig(env: Env): AppConfig {
   const database = databasePath(env);
@@ -111,12 +282,25 @@ export function loadConfig(env: Env): AppConfig {
     port: integer(env, 'PORT', 3000, 0, 65535),
     host: host(env),
     databasePath: database,
+    databaseUrl: databaseUrl(env),
+    databaseSchema: schemaName(env),
+    dbPoolSize: integer(env, 'DB_POOL_SIZE', 10, 2, 1000),
+    dbConnectTimeoutMs: integer(env, 'DB_CONNECT_TIMEOUT_MS', 5000, 100, 600000),
+    dbStatementTimeoutMs: integer(env, 'DB_STATEMENT_TIMEOUT_MS', 15000, 100, 3600000),
+    rateLimitEnabled: flag(env, 'RATE_LIMIT_ENABLED', true),
+    rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 1, 10_000_000),
+    redisUrl: redisUrl(env),
+    petCacheSize: integer(env, 'PET_CACHE_SIZE', DEFAULT_PET_CACHE_SIZE, 0, 10_000_000),
     sqliteSynchronous: oneOf(env, 'SQLITE_SYNCHRONOUS', ['FULL', 'NORMAL'] as const, 'FULL'),
     sqliteBusyTimeoutMs: integer(env, 'SQLITE_BUSY_TIMEOUT_MS', 5000, 0, 600000),
     apiKeys: apiKeys(env),
-    bootstrapKeyPath: database === ':memory:' ? null : resolve(database, '..', 'bootstrap-api-key'),
     productionBaseUrl: url(env, 'PRODUCTION_BASE_URL', 'https://api.petstore.example.com/v1'),
     stagingBaseUrl: url(env, 'STAGING_BASE_URL', 'https://staging-api.petstore.example.com/v1'),
     bodyLimitBytes: 16 * 1024,
+    logLevel: logLevel(env),
+    corsOrigins: corsOrigins(env),
+    trustProxy: trustProxy(env),
+    shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10000, 0, 600000),
+    swaggerEnabled: boolean(env, 'SWAGGER_ENABLED', true),
   };
 }

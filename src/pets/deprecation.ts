@@ -1,4 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
+import type { ResponseHeaders } from '../common/openapi/api-errors.decorator';
 
 /** getPet was deprecated on 1 January 2025 00:00:00 UTC (RFC 9745 `@` + Unix time). */
 export const GET_PET_DEPRECATED_AT = 1735689600;
@@ -9,6 +10,25 @@ export const DEPRECATION_HEADERS: Readonly<Record<string, string>> = {
   Deprecation: `@${GET_PET_DEPRECATED_AT}`,
   Sunset: GET_PET_SUNSET,
   Link: '</docs>; rel="deprecation"',
+};
+
+/** The same headers as the OpenAPI document describes them, on every response of getPet. */
+export const DEPRECATION_HEADER_DOCS: ResponseHeaders = {
+  Deprecation: {
+    description: 'Deprecated since 1 January 2025 00:00:00 UTC (RFC 9745: `@` and a Unix time).',
+    required: true,
+    schema: { type: 'string', enum: [DEPRECATION_HEADERS.Deprecation] },
+  },
+  Sunset: {
+    description: 'The operation is removed on 5 December 2030 (RFC 8594).',
+    required: true,
+    schema: { type: 'string', enum: [DEPRECATION_HEADERS.Sunset] },
+  },
+  Link: {
+    description: 'Where the deprecation is documented.',
+    required: true,
+    schema: { type: 'string', enum: [DEPRECATION_HEADERS.Link] },
+  },
 };
 
 /**

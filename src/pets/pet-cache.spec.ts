@@ -1,7 +1,7 @@
 import { PetCache } from './pet-cache';
 import { PetEntity } from './pet.entity';
 import { PetStatus } from './pet-status';
-import type { PetQuery } from './pets.service';
+import type { PetPage, PetQuery } from './pets.service';
 
 function pet(id: number, status: PetStatus | null = null): PetEntity {
   return { id, name: `Pet ${id}`, categoryId: 1, status };
@@ -9,6 +9,11 @@ function pet(id: number, status: PetStatus | null = null): PetEntity {
 
 function pets(count: number, status: PetStatus | null = null): PetEntity[] {
   return Array.from({ length: count }, (_, index) => pet(index + 1, status));
+}
+
+/** A page that more animals follow: full, and never to change. */
+function full(animals: PetEntity[]): PetPage {
+  return { pets: animals, hasMore: true };
 }
 
 describe('PetCache', () => {
@@ -35,43 +40,61 @@ describe('PetCache', () => {
   });
 
   describe('pages', () => {
-    it('keeps a page that came back full', () => {
-      cache.putPage({ limit: 3 }, pets(3), cache.generation);
+    it('keeps a page that more animals follow', () => {
+      cache.putPage({ limit: 3 }, full(pets(3)), cache.generation);
 
-      expect(cache.page({ limit: 3 })).toEqual(pets(3));
+      expect(cache.page({ limit: 3 })).toEqual(full(pets(3)));
     });
 
-    it('never keeps a page shorter than its limit: the next animal created would belong in it', () => {
-      cache.putPage({ limit: 3 }, pets(2), cache.generation);
-      cache.putPage({ limit: 3, status: PetStatus.sold }, [], cache.generation);
+    it('never keeps a last page, even a full one: the next animal created would belong in it or after it', () => {
+      cache.putPage({ limit: 3 }, { pets: pets(2), hasMore: false }, cache.generation);
+      cache.putPage({ limit: 2 }, { pets: pets(2), hasMore: false }, cache.generation);
+      cache.putPage({ limit: 3, status: PetStatus.sold }, { pets: [], hasMore: false }, cache.generation);
 
       expect(cache.page({ limit: 3 })).toBeUndefined();
+      expect(cache.page({ limit: 2 })).toBeUndefined();
       expect(cache.page({ limit: 3, status: PetStatus.sold })).toBeUndefined();
     });
 
     it('keys a page by every field of its query', () => {
-      cache.putPage({ limit: 2 }, pets(2), cache.generation);
+      cache.putPage({ limit: 2 }, full(pets(2)), cache.generation);
 
       expect(cache.page({ limit: 2, status: PetStatus.sold })).toBeUndefined();
       expect(cache.page({ limit: 1 })).toBeUndefined();
-      expect(cache.page({ status: undefined, limit: 2 })).toEqual(pets(2));
+      expect(cache.page({ status: undefined, limit: 2 })).toEqual(full(pets(2)));
     });
 
     it('takes a query field added later into the key too', () => {
-      const after = (id: number) => ({ limit: 1, after: id }) as PetQuery;
-      cache.putPage(after(5), [pet(6)], cache.generation);
+      const after = (id: number): PetQuery => ({ limit: 1, afterId: id });
+      cache.putPage(after(5), full([pet(6)]), cache.generation);
 
-      expect(cache.page(after(5))).toEqual([pet(6)]);
+      expect(cache.page(after(5))).toEqual(full([pet(6)]));
       expect(cache.page(after(6))).toBeUndefined();
       expect(cache.page({ limit: 1 })).toBeUndefined();
     });
 
     it('holds at most its number of pages, dropping the oldest first', () => {
-      [1, 2, 3].forEach((limit) => cache.putPage({ limit }, pets(limit), cache.generation));
+      [1, 2, 3].forEach((limit) => cache.putPage({ limit }, full(pets(limit)), cache.generation));
 
       expect(cache.page({ limit: 1 })).toBeUndefined();
-      expect(cache.page({ limit: 3 })).toEqual(pets(3));
+      expect(cache.page({ limit: 3 })).toEqual(full(pets(3)));
       expect(cache.size.pages).toBe(2);
+    });
+  });
+
+  describe('clear (after a bulk change)', () => {
+    it('drops every animal and page, and refuses what was read before it', () => {
+      const before = cache.generation;
+      cache.putPet(pet(1), before);
+      cache.putPage({ limit: 1 }, full([pet(1)]), before);
+
+      cache.clear();
+      cache.putPet(pet(2), before);
+
+      expect(cache.pet(1)).toBeUndefined();
+      expect(cache.pet(2)).toBeUndefined();
+      expect(cache.page({ limit: 1 })).toBeUndefined();
+      expect(cache.size).toEqual({ pets: 0, pages: 0 });
     });
   });
 
@@ -79,8 +102,8 @@ describe('PetCache', () => {
     it('drops the animal and every page, and keeps the other animals', () => {
       cache.putPet(pet(1), cache.generation);
       cache.putPet(pet(2), cache.generation);
-      cache.putPage({ limit: 2 }, pets(2), cache.generation);
-      cache.putPage({ limit: 1, status: PetStatus.sold }, [pet(9, PetStatus.sold)], cache.generation);
+      cache.putPage({ limit: 2 }, full(pets(2)), cache.generation);
+      cache.putPage({ limit: 1, status: PetStatus.sold }, full([pet(9, PetStatus.sold)]), cache.generation);
 
       cache.forget(1);
 
@@ -94,7 +117,7 @@ describe('PetCache', () => {
       const before = cache.generation;
       cache.forget(1);
       cache.putPet(pet(1), before);
-      cache.putPage({ limit: 1 }, [pet(1)], before);
+      cache.putPage({ limit: 1 }, full([pet(1)]), before);
 
       expect(cache.pet(1)).toBeUndefined();
       expect(cache.page({ limit: 1 })).toBeUndefined();
@@ -107,7 +130,7 @@ describe('PetCache', () => {
   it('keeps nothing at all with size 0', () => {
     const off = new PetCache(0);
     off.putPet(pet(1), off.generation);
-    off.putPage({ limit: 1 }, [pet(1)], off.generation);
+    off.putPage({ limit: 1 }, full([pet(1)]), off.generation);
 
     expect(off.pet(1)).toBeUndefined();
     expect(off.page({ limit: 1 })).toBeUndefined();

@@ -1,5 +1,5 @@
 import { PetEntity } from './pet.entity';
-import type { PetQuery } from './pets.service';
+import type { PetPage, PetQuery } from './pets.service';
 
 /** Animals kept by id when PET_CACHE_SIZE is not set. */
 export const DEFAULT_PET_CACHE_SIZE = 20000;
@@ -55,7 +55,7 @@ class BoundedMap<K, V> {
  */
 export class PetCache {
   private readonly pets: BoundedMap<number, PetEntity>;
-  private readonly pages: BoundedMap<string, readonly PetEntity[]>;
+  private readonly pages: BoundedMap<string, PetPage>;
   private currentGeneration = 0;
 
   /** `maxPets` 0 keeps nothing at all (no animals, no pages). */
@@ -78,14 +78,17 @@ export class PetCache {
     if (generation === this.currentGeneration) this.pets.set(pet.id, pet);
   }
 
-  page(query: PetQuery): readonly PetEntity[] | undefined {
+  page(query: PetQuery): PetPage | undefined {
     return this.pages.get(pageKey(query));
   }
 
-  /** Keeps a page read at `generation`, if it is full. */
-  putPage(query: PetQuery, pets: readonly PetEntity[], generation: number): void {
-    if (pets.length === query.limit && generation === this.currentGeneration) {
-      this.pages.set(pageKey(query), pets);
+  /**
+   * Keeps a page read at `generation` if more animals follow it: such a page is full and can
+   * never change (nor can its "more follow"). A last page may still grow, so it is not kept.
+   */
+  putPage(query: PetQuery, page: PetPage, generation: number): void {
+    if (page.hasMore && generation === this.currentGeneration) {
+      this.pages.set(pageKey(query), page);
     }
   }
 
@@ -93,6 +96,13 @@ export class PetCache {
   forget(id: number): void {
     this.currentGeneration += 1;
     this.pets.delete(id);
+    this.pages.clear();
+  }
+
+  /** Call after many animals were changed or deleted at once: drops everything. */
+  clear(): void {
+    this.currentGeneration += 1;
+    this.pets.clear();
     this.pages.clear();
   }
 

@@ -9,22 +9,35 @@ describe('PetIdPipe', () => {
     ['42', 42],
     ['007', 7],
     ['9007199254740991', 9007199254740991],
+    ['000000000000000000000000042', 42],
   ])('turns %s into the id %d', (raw, id) => {
     expect(pipe.transform(raw)).toBe(id);
   });
 
-  it.each([['0'], ['-0'], ['-5'], ['9007199254740992'], ['9223372036854775807'], ['-9223372036854775808']])(
-    'answers %s, an int64 no animal can have, with null (404)',
-    (raw) => {
-      expect(pipe.transform(raw)).toBeNull();
-    },
-  );
+  it('reads an id after 5,000 leading zeros', () => {
+    expect(pipe.transform(`${'0'.repeat(5000)}9007199254740991`)).toBe(9007199254740991);
+  });
+
+  it.each([
+    ['0'],
+    ['-0'],
+    ['-5'],
+    ['9007199254740992'],
+    ['9223372036854775807'],
+    ['-9223372036854775808'],
+    ['000000000000000000000000000'],
+    ['-0009223372036854775808'],
+  ])('answers %s, an int64 no animal can have, with null (404)', (raw) => {
+    expect(pipe.transform(raw)).toBeNull();
+  });
 
   it.each([
     ['9223372036854775808'],
     ['-9223372036854775809'],
     ['99999999999999999999'],
     ['123456789012345678901'],
+    ['00000009223372036854775808'],
+    ['--1'],
     ['abc'],
     ['1.5'],
     [''],
@@ -35,6 +48,7 @@ describe('PetIdPipe', () => {
     ['1 '],
     ['-'],
     ['١٢'],
+    ['000000000000000000000000x'],
   ])('refuses "%s", which is not a decimal int64', (raw) => {
     let thrown: unknown;
     try {

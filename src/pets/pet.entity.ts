@@ -1,11 +1,6 @@
-import { Column, Entity, Index, PrimaryGeneratedColumn, ValueTransformer } from 'typeorm';
+import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import { int64AsNumber } from '../common/validation/int64';
 import { PetStatus } from './pet-status';
-
-/** Drivers may hand 64-bit integers back as strings; the API's values stay below 2^53. */
-const int64AsNumber: ValueTransformer = {
-  to: (value: number | undefined) => value,
-  from: (value: string | number | null) => (value === null ? null : Number(value)),
-};
 
 @Entity({ name: 'pets' })
 @Index('idx_pets_status_id', ['status', 'id'])

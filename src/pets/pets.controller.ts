@@ -1,13 +1,20 @@
-import { Body, Controller, Get, Param, Post, Query, Res } from '@nestjs/common';
+import { Body, Controller, Get, Param, Post, Query, Res, UseInterceptors } from '@nestjs/common';
+import { ApiCreatedResponse, ApiHeader, ApiOkResponse, ApiParam } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { API_PREFIX } from '../common/http/api-prefix';
+import { ApiErrors } from '../common/openapi/api-errors.decorator';
+import { IDEMPOTENCY_KEY_HEADER, IdempotencyInterceptor } from '../idempotency/idempotency.interceptor';
+import { DEPRECATION_HEADER_DOCS } from './deprecation';
 import { ListPetsQueryDto } from './dto/list-pets-query.dto';
 import { NewPetDto } from './dto/new-pet.dto';
 import { PetDto } from './dto/pet.dto';
+import { decodeCursor, encodeCursor } from './cursor';
 import { PetIdPipe } from './pet-id.pipe';
 import { PetEntity } from './pet.entity';
 import { PetsService } from './pets.service';
 
+// Summaries, descriptions and `deprecated` come from the doc comments (the @nestjs/swagger
+// plugin); the decorators say what it cannot infer: response descriptions, headers, errors.
 @Controller('pets')
 export class PetsController {
   /** Response bodies of the pages the service hands out again (its cached pages). */
@@ -15,28 +22,108 @@ export class PetsController {
 
   constructor(private readonly pets: PetsService) {}
 
-  /** List all animals: a page of at most `limit`, in ascending id order. */
+  /**
+   * List all animals
+   *
+   * @remarks A page of at most `limit` animals in ascending id order (oldest first), optionally
+   * only those with one `status`. When more animals match, `Link: <...>; rel="next"` points to the
+   * next page; following those links walks the whole collection once, with no gaps, also while
+   * animals are being added.
+   */
   @Get()
-  async listPets(@Query() query: ListPetsQueryDto): Promise<PetDto[]> {
-    const pets = await this.pets.list(query);
-    let body = this.bodies.get(pets);
+  @ApiOkResponse({
+    type: [PetDto],
+    description: 'Success: the page of animals (Pets).',
+    headers: {
+      Link: {
+        description:
+          'RFC 8288: `<...>; rel="next"` when more animals match, to the next page (same `limit` and ' +
+          '`status`, and an opaque `cursor`). Absent on the last page.',
+        required: false,
+        schema: { type: 'string', pattern: '^</v1/pets\\?[^>]*cursor=[^>]+>; rel="next"$' },
+      },
+    },
+  })
+  @ApiErrors([400, 401, 429, 500])
+  async listPets(
+    @Query() query: ListPetsQueryDto,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<PetDto[]> {
+    const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor, query.status);
+    const page = await this.pets.list({ limit: query.limit, status: query.status, afterId: after?.afterId });
+    if (page.hasMore) {
+      const next = new URLSearchParams({ limit: String(query.limit) });
+      if (query.status) next.set('status', query.status);
+      next.set(
+        'cursor',
+        encodeCursor({ afterId: page.pets[page.pets.length - 1].id, status: query.status ?? null }),
+      );
+      res.setHeader('Link', `</${API_PREFIX}/pets?${next.toString()}>; rel="next"`);
+    }
+    let body = this.bodies.get(page.pets);
     if (!body) {
-      body = pets.map((pet) => PetDto.fromEntity(pet));
-      this.bodies.set(pets, body);
+      body = page.pets.map((pet) => PetDto.fromEntity(pet));
+      this.bodies.set(page.pets, body);
     }
     return body;
   }
 
-  /** Add an animal. */
+  /**
+   * Add an animal
+   *
+   * @remarks The service assigns the `id` and returns the whole animal. The body is a NewPet
+   * with no other properties (`id` included).
+   */
   @Post()
+  @ApiCreatedResponse({
+    type: PetDto,
+    description: 'Animal added.',
+    headers: {
+      Location: {
+        description: 'The URL of the new animal.',
+        required: true,
+        schema: {
+          type: 'string',
+          pattern: `^/${API_PREFIX}/pets/[1-9][0-9]*$`,
+          example: `/${API_PREFIX}/pets/1`,
+        },
+      },
+    },
+  })
+  @ApiHeader({
+    name: IDEMPOTENCY_KEY_HEADER,
+    required: false,
+    description:
+      'Makes the create safe to retry: the same key with the same body within 24 hours returns the ' +
+      'original 201 (with `Idempotent-Replayed: true`) and creates nothing; with another body it is 422, ' +
+      'and while the first request is still in flight 409. 1 to 255 visible ASCII characters.',
+    schema: { type: 'string', minLength: 1, maxLength: 257 },
+  })
+  @UseInterceptors(IdempotencyInterceptor)
+  @ApiErrors([400, 401, 409, 413, 415, 422, 429, 500])
   async createPet(@Body() newPet: NewPetDto, @Res({ passthrough: true }) res: Response): Promise<PetDto> {
     const pet = PetDto.fromEntity(await this.pets.create(newPet));
     res.location(`/${API_PREFIX}/pets/${pet.id}`);
     return pet;
   }
 
-  /** Get an animal by id. Deprecated: use listPets with the status filter; removed on 5 December 2030. */
+  /**
+   * Get an animal by id
+   *
+   * @remarks Deprecated: removed on 5 December 2030 and working until then. Use `GET /pets`
+   * (listPets) with the `status` filter instead. Every response of it, errors included,
+   * carries the `Deprecation`, `Sunset` and `Link` headers.
+   * @deprecated Use listPets with the `status` filter; removed on 5 December 2030.
+   */
   @Get(':petId')
+  @ApiParam({
+    name: 'petId',
+    description:
+      'Identifier of the animal. Not a decimal int64: 400; an int64 no animal has (0, negative, unknown): 404.',
+    schema: { type: 'integer', format: 'int64' },
+  })
+  @ApiOkResponse({ type: PetDto, description: 'The animal exists.', headers: DEPRECATION_HEADER_DOCS })
+  @ApiErrors([400, 401, 404, 429, 500], { headers: DEPRECATION_HEADER_DOCS })
   async getPet(@Param('petId', PetIdPipe) petId: number | null): Promise<PetDto> {
     return PetDto.fromEntity(await this.pets.get(petId));
   }

@@ -1,15 +1,25 @@
 import { MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { deprecationHeaders } from './deprecation';
+import { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.module';
 import { PetCache } from './pet-cache';
 import { PetEntity } from './pet.entity';
 import { PetsController } from './pets.controller';
 import { PetsService } from './pets.service';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([PetEntity])],
+  imports: [TypeOrmModule.forFeature([PetEntity]), IdempotencyModule],
   controllers: [PetsController],
-  providers: [PetsService, { provide: PetCache, useFactory: () => new PetCache() }],
+  providers: [
+    PetsService,
+    {
+      provide: PetCache,
+      inject: [APP_CONFIG],
+      useFactory: (config: AppConfig) => new PetCache(config.petCacheSize),
+    },
+  ],
   exports: [PetsService],
 })
 export class PetsModule implements NestModule {

@@ -1,4 +1,4 @@
-import { Repository } from 'typeorm';
+import { MoreThan, Repository } from 'typeorm';
 import { ApiException } from '../common/errors/api-exception';
 import { NewPetDto } from './dto/new-pet.dto';
 import { PetCache } from './pet-cache';
@@ -6,7 +6,12 @@ import { PetEntity } from './pet.entity';
 import { PetStatus } from './pet-status';
 import { PetsService } from './pets.service';
 
-type MockRepository = { find: jest.Mock; insert: jest.Mock; findOneBy: jest.Mock };
+type MockRepository = {
+  find: jest.Mock;
+  insert: jest.Mock;
+  findOneBy: jest.Mock;
+  manager: { connection: { options: { type: string } } };
+};
 
 function newPet(fields: Partial<NewPetDto>): NewPetDto {
   return Object.assign(new NewPetDto(), fields);
@@ -32,27 +37,35 @@ describe('PetsService', () => {
   const tom: PetEntity = { id: 2, name: 'Tom', categoryId: 3, status: null };
 
   beforeEach(() => {
-    repository = { find: jest.fn(), insert: jest.fn(), findOneBy: jest.fn() };
+    repository = {
+      find: jest.fn(),
+      insert: jest.fn(),
+      findOneBy: jest.fn(),
+      manager: { connection: { options: { type: 'sqlite' } } },
+    };
     service = new PetsService(repository as unknown as Repository<PetEntity>);
   });
 
   describe('list', () => {
-    it('asks for a page in ascending id order without a filter', async () => {
+    it('asks for one row more than the page, in ascending id order, without a filter', async () => {
       repository.find.mockResolvedValue([rex, tom]);
 
-      await expect(service.list({ limit: 20 })).resolves.toEqual([rex, tom]);
+      await expect(service.list({ limit: 20 })).resolves.toEqual({ pets: [rex, tom], hasMore: false });
       expect(repository.find).toHaveBeenCalledTimes(1);
-      expect(repository.find).toHaveBeenCalledWith({ where: {}, order: { id: 'ASC' }, take: 20 });
+      expect(repository.find).toHaveBeenCalledWith({ where: {}, order: { id: 'ASC' }, take: 21 });
     });
 
-    it('filters by status and passes the limit', async () => {
-      repository.find.mockResolvedValue([rex]);
+    it('filters by status, starts after the cursor id, and says when more follow', async () => {
+      repository.find.mockResolvedValue([rex, tom]);
 
-      await expect(service.list({ limit: 5, status: PetStatus.sold })).resolves.toEqual([rex]);
+      await expect(service.list({ limit: 1, status: PetStatus.sold, afterId: 40 })).resolves.toEqual({
+        pets: [rex],
+        hasMore: true,
+      });
       expect(repository.find).toHaveBeenCalledWith({
-        where: { status: PetStatus.sold },
+        where: { status: PetStatus.sold, id: MoreThan(40) },
         order: { id: 'ASC' },
-        take: 5,
+        take: 2,
       });
     });
 
@@ -163,35 +176,43 @@ describe('PetsService with its read caches and group commit', () => {
     }));
 
   beforeEach(() => {
-    repository = { find: jest.fn(), insert: jest.fn(), findOneBy: jest.fn() };
+    repository = {
+      find: jest.fn(),
+      insert: jest.fn(),
+      findOneBy: jest.fn(),
+      manager: { connection: { options: { type: 'sqlite' } } },
+    };
     service = new PetsService(repository as unknown as Repository<PetEntity>, new PetCache(100));
   });
 
-  it('reads a full page once and then serves it from memory', async () => {
-    repository.find.mockResolvedValue(page(3));
+  it('reads a page that more animals follow once and then serves it from memory', async () => {
+    repository.find.mockResolvedValue(page(4));
 
     await service.list({ limit: 3 });
-    await expect(service.list({ limit: 3 })).resolves.toEqual(page(3));
+    await expect(service.list({ limit: 3 })).resolves.toEqual({ pets: page(3), hasMore: true });
     expect(repository.find).toHaveBeenCalledTimes(1);
   });
 
-  it('asks the database for a page that was not full every time, so it shows new animals', async () => {
-    repository.find.mockResolvedValueOnce(page(2)).mockResolvedValueOnce(page(3));
+  it('asks the database for a last page every time, so it shows new animals', async () => {
+    repository.find.mockResolvedValueOnce(page(3)).mockResolvedValueOnce(page(4));
 
-    await expect(service.list({ limit: 3 })).resolves.toEqual(page(2));
-    await expect(service.list({ limit: 3 })).resolves.toEqual(page(3));
+    await expect(service.list({ limit: 3 })).resolves.toEqual({ pets: page(3), hasMore: false });
+    await expect(service.list({ limit: 3 })).resolves.toEqual({ pets: page(3), hasMore: true });
     expect(repository.find).toHaveBeenCalledTimes(2);
   });
 
-  it('keeps the pages of each filter and limit apart', async () => {
-    repository.find.mockResolvedValueOnce(page(2)).mockResolvedValueOnce(page(2, 10));
+  it('keeps the pages of each filter, limit and cursor apart', async () => {
+    repository.find.mockResolvedValueOnce(page(3)).mockResolvedValueOnce(page(3, 10));
 
     await service.list({ limit: 2 });
-    await expect(service.list({ limit: 2, status: PetStatus.sold })).resolves.toEqual(page(2, 10));
+    await expect(service.list({ limit: 2, status: PetStatus.sold, afterId: 9 })).resolves.toEqual({
+      pets: page(2, 10),
+      hasMore: true,
+    });
     expect(repository.find).toHaveBeenLastCalledWith({
-      where: { status: PetStatus.sold },
+      where: { status: PetStatus.sold, id: MoreThan(9) },
       order: { id: 'ASC' },
-      take: 2,
+      take: 3,
     });
   });
 

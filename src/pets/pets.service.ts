@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
+import { InsertResult, MoreThan, Repository } from 'typeorm';
 import { ApiException } from '../common/errors/api-exception';
 import { GroupCommit } from '../database/group-commit';
 import { NewPetDto } from './dto/new-pet.dto';
@@ -11,9 +11,20 @@ import { PetStatus } from './pet-status';
 export interface PetQuery {
   limit: number;
   status?: PetStatus;
+  /** Start after this id (keyset pagination); 0 for the first page. */
+  afterId?: number;
+}
+
+export interface PetPage {
+  pets: readonly PetEntity[];
+  /** Whether animals matching the query come after this page. */
+  hasMore: boolean;
 }
 
 type NewPetRow = Omit<PetEntity, 'id'>;
+
+/** Any number, shared by every instance: held while inserting into `pets` on PostgreSQL. */
+const PETS_INSERT_LOCK = 7_348_214_902;
 
 @Injectable()
 export class PetsService {
@@ -25,18 +36,25 @@ export class PetsService {
     private readonly cache: PetCache = new PetCache(),
   ) {}
 
-  /** A page of animals in ascending id order (oldest first), so pages are stable. */
-  async list(query: PetQuery): Promise<readonly PetEntity[]> {
+  /**
+   * A page of animals in ascending id order (oldest first) after `afterId`: keyset pagination,
+   * so a page costs the same however deep it is. One row more than asked says whether more follow.
+   */
+  async list(query: PetQuery): Promise<PetPage> {
     const cached = this.cache.page(query);
     if (cached) return cached;
     const generation = this.cache.generation;
-    const pets = await this.pets.find({
-      where: query.status ? { status: query.status } : {},
+    const rows = await this.pets.find({
+      where: {
+        ...(query.status ? { status: query.status } : {}),
+        ...(query.afterId ? { id: MoreThan(query.afterId) } : {}),
+      },
       order: { id: 'ASC' },
-      take: query.limit,
+      take: query.limit + 1,
     });
-    this.cache.putPage(query, pets, generation);
-    return pets;
+    const page = { pets: rows.slice(0, query.limit), hasMore: rows.length > query.limit };
+    this.cache.putPage(query, page, generation);
+    return page;
   }
 
   /**
@@ -66,7 +84,22 @@ export class PetsService {
 
   /** One INSERT for the whole group: atomic, and one commit however many rows it holds. */
   private async insert(pets: NewPetRow[]): Promise<PetEntity[]> {
-    const result = await this.pets.insert(pets.length === 1 ? pets[0] : pets);
+    const result = await this.insertInIdOrder(pets.length === 1 ? pets[0] : pets);
     return pets.map((pet, index) => ({ id: Number(result.identifiers[index].id), ...pet }));
+  }
+
+  /**
+   * Ids must become visible in ascending order for keyset pages to have no gaps (and for full
+   * pages to stay cacheable): a reader that has passed id N must never see a smaller id appear
+   * later. SQLite has one writer, so ids are assigned in commit order. PostgreSQL's sequence
+   * hands out ids before commit, so inserts take a transaction-scoped advisory lock and commit
+   * one after another, across every instance.
+   */
+  private insertInIdOrder(rows: NewPetRow | NewPetRow[]): Promise<InsertResult> {
+    if (this.pets.manager.connection.options.type !== 'postgres') return this.pets.insert(rows);
+    return this.pets.manager.transaction(async (manager) => {
+      await manager.query('SELECT pg_advisory_xact_lock($1)', [PETS_INSERT_LOCK]);
+      return manager.insert(PetEntity, rows);
+    });
   }
 }

@@ -1,5 +1,6 @@
 import { Controller, ExecutionContext, Get } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
+import { ApiKeysService } from '../../api-keys/api-keys.service';
 import { ApiException } from '../errors/api-exception';
 import { ApiKeyGuard, REALM } from './api-key.guard';
 import { ApiKeyStore } from './api-key.store';
@@ -7,6 +8,18 @@ import { Public } from './public.decorator';
 
 const KEY = 'pet_valid-key-0123456789abcdef';
 const OTHER_KEY = 'other+key/0123456789abcdef==';
+const STORED_KEY = 'pet_stored-key-0123456789abcdef';
+
+type FakeStoredKeys = { verify: jest.Mock<Promise<boolean>, [string]> };
+
+/** A stand-in for ApiKeysService that knows the given stored keys. */
+function fakeStoredKeys(...keys: string[]): FakeStoredKeys {
+  return { verify: jest.fn((token: string) => Promise.resolve(keys.includes(token))) };
+}
+
+function guardWith(configured: string[], stored: FakeStoredKeys): ApiKeyGuard {
+  return new ApiKeyGuard(new Reflector(), new ApiKeyStore(configured), stored as unknown as ApiKeysService);
+}
 
 @Controller()
 class ProtectedController {
@@ -38,14 +51,10 @@ function contextFor(
   } as unknown as ExecutionContext;
 }
 
-function rejection(guard: ApiKeyGuard, context: ExecutionContext): ApiException {
-  try {
-    guard.canActivate(context);
-  } catch (error) {
-    expect(error).toBeInstanceOf(ApiException);
-    return error as ApiException;
-  }
-  throw new Error('the guard let the request through');
+async function rejection(guard: ApiKeyGuard, context: ExecutionContext): Promise<ApiException> {
+  const result = guard.canActivate(context);
+  await expect(result).rejects.toBeInstanceOf(ApiException);
+  return (await result.catch((error: unknown) => error)) as ApiException;
 }
 
 function describeError(error: ApiException) {
@@ -75,10 +84,12 @@ const INVALID = {
 };
 
 describe('ApiKeyGuard', () => {
+  let storedKeys: FakeStoredKeys;
   let guard: ApiKeyGuard;
 
   beforeEach(() => {
-    guard = new ApiKeyGuard(new Reflector(), new ApiKeyStore([KEY, OTHER_KEY]));
+    storedKeys = fakeStoredKeys(STORED_KEY);
+    guard = guardWith([KEY, OTHER_KEY], storedKeys);
   });
 
   it('uses the petstore realm', () => {
@@ -93,8 +104,8 @@ describe('ApiKeyGuard', () => {
     ['several spaces', `Bearer   ${KEY}`],
     ['a trailing space', `Bearer ${KEY} `],
     ['the second key with padding', `Bearer ${OTHER_KEY}`],
-  ])('lets a valid key through (%s)', (_label, header) => {
-    expect(guard.canActivate(contextFor(header))).toBe(true);
+  ])('lets a valid key through (%s)', async (_label, header) => {
+    await expect(guard.canActivate(contextFor(header))).resolves.toBe(true);
   });
 
   it.each([
@@ -104,8 +115,9 @@ describe('ApiKeyGuard', () => {
     ['the Token scheme', `Token ${KEY}`],
     ['a bare key', KEY],
     ['a scheme glued to the key', `Bearer${KEY}`],
-  ])('answers 401 with the realm only for %s', (_label, header) => {
-    expect(describeError(rejection(guard, contextFor(header)))).toEqual(MISSING);
+  ])('answers 401 with the realm only for %s', async (_label, header) => {
+    expect(describeError(await rejection(guard, contextFor(header)))).toEqual(MISSING);
+    expect(storedKeys.verify).not.toHaveBeenCalled();
   });
 
   it.each([
@@ -117,39 +129,89 @@ describe('ApiKeyGuard', () => {
     ['a scheme and spaces only', 'Bearer   '],
     ['two tokens', `Bearer ${KEY} ${KEY}`],
     ['a token with a forbidden character', `Bearer ${KEY}!`],
-  ])('answers 401 invalid_token for %s', (_label, header) => {
-    expect(describeError(rejection(guard, contextFor(header)))).toEqual(INVALID);
+  ])('answers 401 invalid_token for %s', async (_label, header) => {
+    expect(describeError(await rejection(guard, contextFor(header)))).toEqual(INVALID);
   });
 
-  it('never echoes the presented key', () => {
+  it('never echoes the presented key', async () => {
     const presented = 'wrong-key-0123456789abcdef';
-    const error = rejection(guard, contextFor(`Bearer ${presented}`));
+    const error = await rejection(guard, contextFor(`Bearer ${presented}`));
 
     expect(JSON.stringify({ ...describeError(error), response: error.getResponse() })).not.toContain(
       presented,
     );
   });
 
-  it('lets a request without a key reach a @Public() route', () => {
-    expect(guard.canActivate(contextFor(undefined, ProtectedController, 'openHandler'))).toBe(true);
+  it('lets a request without a key reach a @Public() route', async () => {
+    await expect(guard.canActivate(contextFor(undefined, ProtectedController, 'openHandler'))).resolves.toBe(
+      true,
+    );
   });
 
-  it('lets a request without a key reach any route of a @Public() controller', () => {
-    expect(guard.canActivate(contextFor('Basic abc', PublicController))).toBe(true);
+  it('lets a request without a key reach any route of a @Public() controller', async () => {
+    await expect(guard.canActivate(contextFor('Basic abc', PublicController))).resolves.toBe(true);
   });
 
-  it('does not check keys on @Public() routes', () => {
+  it('does not check keys on @Public() routes', async () => {
     const keys = new ApiKeyStore([KEY]);
     const isValid = jest.spyOn(keys, 'isValid');
-    const publicGuard = new ApiKeyGuard(new Reflector(), keys);
+    const publicGuard = new ApiKeyGuard(new Reflector(), keys, storedKeys as unknown as ApiKeysService);
 
-    expect(publicGuard.canActivate(contextFor('Bearer wrong-key-0123456789', PublicController))).toBe(true);
+    await expect(
+      publicGuard.canActivate(contextFor('Bearer wrong-key-0123456789', PublicController)),
+    ).resolves.toBe(true);
     expect(isValid).not.toHaveBeenCalled();
+    expect(storedKeys.verify).not.toHaveBeenCalled();
   });
 
-  it('refuses every key when the store is empty', () => {
-    const emptyGuard = new ApiKeyGuard(new Reflector(), new ApiKeyStore([]));
+  describe('with stored keys', () => {
+    it('does not look up stored keys when an API_KEYS key matches', async () => {
+      await expect(guard.canActivate(contextFor(`Bearer ${KEY}`))).resolves.toBe(true);
+      await expect(guard.canActivate(contextFor(`bearer ${OTHER_KEY}`))).resolves.toBe(true);
+      expect(storedKeys.verify).not.toHaveBeenCalled();
+    });
 
-    expect(describeError(rejection(emptyGuard, contextFor(`Bearer ${KEY}`)))).toEqual(INVALID);
+    it('lets a stored key that verifies through', async () => {
+      await expect(guard.canActivate(contextFor(`Bearer ${STORED_KEY}`))).resolves.toBe(true);
+      expect(storedKeys.verify).toHaveBeenCalledTimes(1);
+      expect(storedKeys.verify).toHaveBeenCalledWith(STORED_KEY);
+    });
+
+    it('asks the stored keys about any other well-formed token, and refuses it when they say no', async () => {
+      const presented = 'wrong-key-0123456789abcdef';
+
+      expect(describeError(await rejection(guard, contextFor(`Bearer ${presented}`)))).toEqual(INVALID);
+      expect(storedKeys.verify).toHaveBeenCalledTimes(1);
+      expect(storedKeys.verify).toHaveBeenCalledWith(presented);
+    });
+
+    it.each([
+      ['a scheme without a token', 'Bearer'],
+      ['two tokens', `Bearer ${STORED_KEY} ${STORED_KEY}`],
+      ['a token with a forbidden character', `Bearer ${STORED_KEY}!`],
+    ])('does not look up %s', async (_label, header) => {
+      expect(describeError(await rejection(guard, contextFor(header)))).toEqual(INVALID);
+      expect(storedKeys.verify).not.toHaveBeenCalled();
+    });
+
+    it('accepts stored keys when API_KEYS is empty', async () => {
+      const storedOnly = guardWith([], storedKeys);
+
+      await expect(storedOnly.canActivate(contextFor(`Bearer ${STORED_KEY}`))).resolves.toBe(true);
+      expect(describeError(await rejection(storedOnly, contextFor(`Bearer ${KEY}`)))).toEqual(INVALID);
+    });
+
+    it('refuses every key when neither API_KEYS nor the stored keys know it', async () => {
+      const emptyGuard = guardWith([], fakeStoredKeys());
+
+      expect(describeError(await rejection(emptyGuard, contextFor(`Bearer ${KEY}`)))).toEqual(INVALID);
+      expect(describeError(await rejection(emptyGuard, contextFor(`Bearer ${STORED_KEY}`)))).toEqual(INVALID);
+    });
+
+    it('passes a failure of the stored-key lookup on instead of letting the request through', async () => {
+      storedKeys.verify.mockRejectedValueOnce(new Error('SQLITE_BUSY'));
+
+      await expect(guard.canActivate(contextFor(`Bearer ${STORED_KEY}`))).rejects.toThrow('SQLITE_BUSY');
+    });
   });
 });

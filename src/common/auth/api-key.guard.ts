@@ -1,28 +1,31 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
+import { ApiKeysService } from '../../api-keys/api-keys.service';
 import { ApiException } from '../errors/api-exception';
-import { TOKEN68 } from './api-key.format';
+import { bearerToken } from './api-key.format';
 import { ApiKeyStore } from './api-key.store';
 import { IS_PUBLIC } from './public.decorator';
 
 export const REALM = 'petstore';
-
-/** `Bearer <token68>`, the scheme name case-insensitive (RFC 7235, RFC 6750). */
-const BEARER = new RegExp(`^Bearer +(${TOKEN68}) *$`, 'i');
+/** The `WWW-Authenticate` challenge of a 401 without a bearer key, and with a wrong one (RFC 6750). */
+export const BEARER_CHALLENGE = `Bearer realm="${REALM}"`;
+export const INVALID_TOKEN_CHALLENGE = `${BEARER_CHALLENGE}, error="invalid_token"`;
 
 /**
- * The global guard: every route needs a valid bearer API key unless marked `@Public()`.
+ * The global guard: every route needs a valid bearer API key unless marked `@Public()`: one
+ * of `API_KEYS` (constant-time) or a stored key that is not revoked (digest lookup).
  * Guards run before pipes, so an unauthenticated request is 401 before its body is validated.
  */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
-    private readonly keys: ApiKeyStore,
+    private readonly configuredKeys: ApiKeyStore,
+    private readonly storedKeys: ApiKeysService,
   ) {}
 
-  canActivate(context: ExecutionContext): boolean {
+  async canActivate(context: ExecutionContext): Promise<boolean> {
     const isPublic = this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [
       context.getHandler(),
       context.getClass(),
@@ -35,15 +38,16 @@ export class ApiKeyGuard implements CanActivate {
         'unauthorized',
         'An API key is required: send Authorization: Bearer <key>.',
         undefined,
-        {
-          'WWW-Authenticate': `Bearer realm="${REALM}"`,
-        },
+        { 'WWW-Authenticate': BEARER_CHALLENGE },
       );
     }
-    const token = BEARER.exec(header)?.[1];
-    if (token === undefined || !this.keys.isValid(token)) {
+    const token = bearerToken(header);
+    if (
+      token === undefined ||
+      !(this.configuredKeys.isValid(token) || (await this.storedKeys.verify(token)))
+    ) {
       throw new ApiException('unauthorized', 'The API key is not valid.', undefined, {
-        'WWW-Authenticate': `Bearer realm="${REALM}", error="invalid_token"`,
+        'WWW-Authenticate': INVALID_TOKEN_CHALLENGE,
       });
     }
     return true;

@@ -1,29 +1,31 @@
 import { Global, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
+import { ApiKeysModule } from '../../api-keys/api-keys.module';
+import { ApiKeysService } from '../../api-keys/api-keys.service';
 import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
 import { ApiKeyGuard } from './api-key.guard';
 import { ApiKeyStore } from './api-key.store';
-import { ResolvedKeys, resolveApiKeys } from './bootstrap-key';
+import { setUpKeys } from './key-setup';
 
-export const RESOLVED_KEYS = Symbol('RESOLVED_KEYS');
+export const KEY_SETUP = Symbol('KEY_SETUP');
 
 @Global()
 @Module({
+  imports: [ApiKeysModule],
   providers: [
     {
-      provide: RESOLVED_KEYS,
-      inject: [APP_CONFIG],
-      useFactory: (config: AppConfig): ResolvedKeys =>
-        resolveApiKeys(config.apiKeys, config.bootstrapKeyPath),
+      provide: KEY_SETUP,
+      inject: [APP_CONFIG, ApiKeysService],
+      useFactory: (config: AppConfig, apiKeys: ApiKeysService) => setUpKeys(config, apiKeys),
     },
     {
       provide: ApiKeyStore,
-      inject: [RESOLVED_KEYS],
-      useFactory: (resolved: ResolvedKeys) => new ApiKeyStore(resolved.keys),
+      inject: [APP_CONFIG],
+      useFactory: (config: AppConfig) => new ApiKeyStore(config.apiKeys),
     },
     { provide: APP_GUARD, useClass: ApiKeyGuard },
   ],
-  exports: [RESOLVED_KEYS, ApiKeyStore],
+  exports: [KEY_SETUP, ApiKeyStore],
 })
 export class AuthModule {}

@@ -10,12 +10,23 @@ export const ERROR_CODES = {
   forbidden: { status: 403, message: 'The request is not allowed.' },
   not_found: { status: 404, message: 'The requested resource could not be found.' },
   method_not_allowed: { status: 405, message: 'The method is not allowed on this resource.' },
+  idempotency_conflict: {
+    status: 409,
+    message: 'A request with this Idempotency-Key is still being processed.',
+  },
+  request_timeout: { status: 408, message: 'The request was not received completely in time.' },
   payload_too_large: { status: 413, message: 'The request body is larger than the limit.' },
   unsupported_media_type: {
     status: 415,
     message: 'The request body must be sent as application/json (UTF-8).',
   },
+  idempotency_key_reused: {
+    status: 422,
+    message: 'This Idempotency-Key was already used with a different request body.',
+  },
+  expectation_failed: { status: 417, message: 'Only the expectation 100-continue is supported.' },
   rate_limited: { status: 429, message: 'Too many requests: retry later.' },
+  headers_too_large: { status: 431, message: 'The request line and headers are larger than the limit.' },
   internal_error: { status: 500, message: 'An unexpected error occurred.' },
   service_unavailable: { status: 503, message: 'The service is temporarily unavailable.' },
 } as const satisfies Record<string, { status: number; message: string }>;

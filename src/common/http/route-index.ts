@@ -1,4 +1,13 @@
+import { METHODS } from 'node:http';
 import { match, MatchFunction } from 'path-to-regexp';
+
+/**
+ * Whether a route answers every method: then it is middleware Nest mounted with `all()` (a
+ * module's `forRoutes`), not an endpoint, and says nothing about which methods a path allows.
+ */
+export function isMiddlewareRoute(methods: Record<string, boolean>): boolean {
+  return METHODS.every((method) => methods[method.toLowerCase()]);
+}
 
 interface ExpressRouteLayer {
   route?: { path: unknown; methods: Record<string, boolean> };
@@ -36,7 +45,10 @@ export class RouteIndex {
     if (this.routes) return this.routes;
     const layers = this.app.router?.stack ?? [];
     this.routes = layers
-      .filter((layer) => layer.route && typeof layer.route.path === 'string')
+      .filter(
+        (layer) =>
+          layer.route && typeof layer.route.path === 'string' && !isMiddlewareRoute(layer.route.methods),
+      )
       .map((layer) => ({
         matches: match(layer.route!.path as string, { decode: false }),
         methods: Object.keys(layer.route!.methods)

@@ -1,12 +1,24 @@
+import { ValueTransformer } from 'typeorm';
+
 /** The largest integer a JSON number carries exactly in JavaScript (2^53 - 1). */
 export const MAX_EXACT_INTEGER = Number.MAX_SAFE_INTEGER;
 
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
 
-/** A decimal integer written as a string (`-?digits`), as BigInt, or undefined if not one. */
+/**
+ * A decimal integer written as a string (`-?digits`, leading zeros allowed), as BigInt, or
+ * undefined if not one or outside int64.
+ */
 export function parseDecimalInt64(raw: string): bigint | undefined {
-  if (!/^-?\d{1,20}$/.test(raw)) return undefined;
-  const value = BigInt(raw);
+  const match = /^(-?)0*(\d{1,19})$/.exec(raw);
+  if (!match) return undefined;
+  const value = BigInt(match[1] + match[2]);
   return value >= INT64_MIN && value <= INT64_MAX ? value : undefined;
 }
+
+/** Drivers may hand 64-bit integers back as strings; the values we store stay below 2^53. */
+export const int64AsNumber: ValueTransformer = {
+  to: (value: number | null | undefined) => value,
+  from: (value: string | number | null) => (value === null ? null : Number(value)),
+};

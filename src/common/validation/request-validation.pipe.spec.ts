@@ -355,6 +355,8 @@ describe('RequestValidationPipe', () => {
       ['100', 100],
       ['42', 42],
       ['007', 7],
+      ['0000000000000000000000000005', 5],
+      ['00000000000000000000000000100', 100],
     ])('accepts limit %s as %d', async (raw, limit) => {
       expect({ ...(await query({ limit: raw })) }).toEqual({ limit });
     });
@@ -364,7 +366,7 @@ describe('RequestValidationPipe', () => {
     });
 
     it('ignores unknown query parameters', async () => {
-      expect({ ...(await query({ limit: '3', page: '2', cursor: 'abc', id: '1' })) }).toEqual({ limit: 3 });
+      expect({ ...(await query({ limit: '3', page: '2', offset: 'abc', id: '1' })) }).toEqual({ limit: 3 });
     });
 
     it.each([
@@ -379,6 +381,8 @@ describe('RequestValidationPipe', () => {
       [' 5', ' 5'],
       ['0x10', '0x10'],
       ['a huge number', '99999999999999999999'],
+      ['a zero-padded 101', '0000000000000000000101'],
+      ['5,000 digits', '9'.repeat(5000)],
       ['given twice', ['1', '2']],
       ['a nested object', { value: '1' }],
     ])('rejects limit %s', async (_label, limit) => {

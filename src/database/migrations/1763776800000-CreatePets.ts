@@ -1,23 +1,16 @@
 import { MigrationInterface, QueryRunner, Table } from 'typeorm';
+import { idColumn } from '../dialect';
 
 /** The pets table. Ids come from AUTOINCREMENT so they only grow and are never reused. */
 export class CreatePets1763776800000 implements MigrationInterface {
   name = 'CreatePets1763776800000';
 
   async up(queryRunner: QueryRunner): Promise<void> {
-    const sqlite = ['sqlite', 'better-sqlite3'].includes(queryRunner.connection.driver.options.type);
     await queryRunner.createTable(
       new Table({
         name: 'pets',
         columns: [
-          {
-            name: 'id',
-            // SQLite only allows AUTOINCREMENT on INTEGER, which is 64-bit there.
-            type: sqlite ? 'integer' : 'bigint',
-            isPrimary: true,
-            isGenerated: true,
-            generationStrategy: 'increment',
-          },
+          idColumn(queryRunner),
           { name: 'name', type: 'varchar', length: '255', isNullable: false },
           { name: 'category_id', type: 'bigint', isNullable: false },
           { name: 'status', type: 'varchar', length: '16', isNullable: true },

@@ -13,11 +13,17 @@ export class PetDto {
   @ApiProperty({ type: 'integer', format: 'int64', minimum: 1, maximum: MAX_EXACT_INTEGER })
   id!: number;
 
-  /** @example "Rex" */
+  /**
+   * The animal's name, exactly as it was sent.
+   * @example "Rex"
+   */
   @ApiProperty({ minLength: 1, maxLength: 255 })
   name!: string;
 
-  /** @example 7 */
+  /**
+   * Identifier of the category the animal belongs to.
+   * @example 7
+   */
   @ApiProperty({ type: 'integer', format: 'int64', minimum: 1, maximum: MAX_EXACT_INTEGER })
   categoryId!: number;
 

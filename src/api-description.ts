@@ -1,0 +1,63 @@
+import { BEARER_CHALLENGE, INVALID_TOKEN_CHALLENGE } from './common/auth/api-key.guard';
+import { MAX_EXACT_INTEGER } from './common/validation/int64';
+import { AppConfig } from './config/app-config';
+import { NAME_MAX_LENGTH } from './pets/dto/new-pet.dto';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './pets/dto/list-pets-query.dto';
+import { DEPRECATION_HEADERS } from './pets/deprecation';
+
+/** The `info.description` of the OpenAPI document (Markdown): what holds for every operation. */
+export function apiDescription(config: Pick<AppConfig, 'bodyLimitBytes'>): string {
+  return `List, add and get the animals of the pet store catalogue. Every path is relative to a
+server URL that ends in the version segment \`/v1\`.
+
+## Authentication
+Every operation needs an API key, sent as a bearer token: \`Authorization: Bearer <API key>\`
+(the scheme name is case-insensitive). A missing or invalid key is answered \`401\` with
+\`WWW-Authenticate: ${BEARER_CHALLENGE}\`, or \`${INVALID_TOKEN_CHALLENGE}\` when a key was sent
+but is not valid. Authentication comes before validation, but a body that is not JSON, not
+valid JSON or too large is refused before the key is checked.
+
+## Errors
+Every error is \`application/json\` with the body \`{ "code", "message", "status" }\` (the
+\`Error\` schema); \`status\` equals the HTTP status. Validation errors add
+\`details: [{ "field", "message" }]\`. Messages never reveal internals.
+
+| status | code | when |
+|---|---|---|
+| 400 | \`validation_failed\` | a parameter or the body breaks a rule |
+| 400 | \`invalid_json\` | the body is not valid JSON |
+| 400 | \`bad_request\` | the body was not sent completely |
+| 401 | \`unauthorized\` | missing or invalid API key |
+| 404 | \`not_found\` | unknown animal, or a path no route has |
+| 405 | \`method_not_allowed\` | a known path with another method; \`Allow\` lists the methods |
+| 413 | \`payload_too_large\` | the body is over the limit |
+| 409 | \`idempotency_conflict\` | a create with the same \`Idempotency-Key\` is still in flight |
+| 415 | \`unsupported_media_type\` | the body is not sent as \`application/json\` |
+| 422 | \`idempotency_key_reused\` | the \`Idempotency-Key\` was used with a different body |
+| 429 | \`rate_limited\` | over the API key's rate limit; \`Retry-After\` says when to retry |
+| 500 | \`internal_error\` | anything unexpected |
+
+## Limits
+- \`limit\` (listPets): 1 to ${MAX_PAGE_SIZE}, default ${DEFAULT_PAGE_SIZE}; animals come in
+  ascending id order.
+- Request bodies: JSON in UTF-8, at most ${config.bodyLimitBytes / 1024} KiB.
+- \`name\`: 1 to ${NAME_MAX_LENGTH} characters (Unicode code points), not blank, no control
+  characters; stored exactly as sent.
+- \`categoryId\` and ids: integers (\`int64\`) from 1 to ${MAX_EXACT_INTEGER} (2^53 - 1, the largest
+  integer every JSON client reads exactly).
+- Rate limits: each API key may send a number of requests per minute that the deployment sets
+  (600 by default). Every response carries \`RateLimit-Policy: "default";q=<limit>;w=60\` and
+  \`RateLimit: "default";r=<remaining>;t=<seconds to reset>\` (IETF httpapi draft); over the
+  limit the answer is \`429\` with \`Retry-After\`.
+
+## Retrying creates
+\`createPet\` accepts an optional \`Idempotency-Key\` header (IETF httpapi draft): the same key
+from the same API key with the same body within 24 hours returns the original \`201\` (same id,
+same body, \`Idempotent-Replayed: true\`) and creates nothing.
+
+## Deprecation
+\`getPet\` (\`GET /pets/{petId}\`) is deprecated and will be removed on **5 December 2030**; it
+keeps working until then. Use \`listPets\` with the \`status\` filter instead. Every response of
+it carries \`Deprecation: ${DEPRECATION_HEADERS.Deprecation}\`, \`Sunset: ${DEPRECATION_HEADERS.Sunset}\`
+and \`Link: ${DEPRECATION_HEADERS.Link}\`.`;
+}

@@ -1,0 +1,32 @@
+import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import { int64AsNumber } from '../common/validation/int64';
+
+/**
+ * A stored API key: never the key itself, only its SHA-256 digest (looked up by a unique
+ * index) and a short prefix to recognise it by. Times are Unix epoch milliseconds, the same
+ * on every database.
+ */
+@Entity({ name: 'api_keys' })
+export class ApiKeyEntity {
+  @PrimaryGeneratedColumn({ type: 'integer' })
+  id!: number;
+
+  @Column({ type: 'varchar', length: 100 })
+  name!: string;
+
+  @Column({ type: 'varchar', length: 16 })
+  prefix!: string;
+
+  @Index('uq_api_keys_key_hash', { unique: true })
+  @Column({ name: 'key_hash', type: 'varchar', length: 64 })
+  keyHash!: string;
+
+  @Column({ name: 'created_at', type: 'bigint', transformer: int64AsNumber })
+  createdAt!: number;
+
+  @Column({ name: 'last_used_at', type: 'bigint', nullable: true, transformer: int64AsNumber })
+  lastUsedAt!: number | null;
+
+  @Column({ name: 'revoked_at', type: 'bigint', nullable: true, transformer: int64AsNumber })
+  revokedAt!: number | null;
+}

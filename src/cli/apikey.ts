@@ -1,0 +1,149 @@
+import 'reflect-metadata';
+import { parseArgs } from 'node:util';
+import { DataSource } from 'typeorm';
+import { ApiKeyEntity } from '../api-keys/api-key.entity';
+import { ApiKeyError, ApiKeysService } from '../api-keys/api-keys.service';
+import { AppConfig } from '../config/app-config';
+import { configFromEnvironment } from '../config/environment';
+import { openDatabase } from '../database/database.options';
+
+const USAGE = `usage: npm run apikey -- <command>
+  create --name <client>   create a key for a client and print it (shown only this once)
+  list [--json]            list keys: id, name, prefix, created, last used, revoked (never the key)
+  revoke <id|prefix>       revoke a key; every instance refuses it within a second`;
+
+export const EXIT_OK = 0;
+export const EXIT_FAILED = 1;
+export const EXIT_USAGE = 2;
+
+class UsageError extends Error {}
+
+interface Output {
+  out: (line: string) => void;
+  err: (line: string) => void;
+}
+
+const when = (ms: number | null) => (ms === null ? '-' : new Date(ms).toISOString());
+
+function table(keys: ApiKeyEntity[]): string[] {
+  const rows = [
+    ['ID', 'NAME', 'PREFIX', 'CREATED', 'LAST USED', 'REVOKED'],
+    ...keys.map((k) => [
+      String(k.id),
+      k.name,
+      k.prefix,
+      when(k.createdAt),
+      when(k.lastUsedAt),
+      when(k.revokedAt),
+    ]),
+  ];
+  const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => [...row[column]].length)));
+  return rows.map((row) =>
+    row
+      .map((cell, column) => cell.padEnd(widths[column]))
+      .join('  ')
+      .trimEnd(),
+  );
+}
+
+async function run(
+  command: string | undefined,
+  args: string[],
+  keys: ApiKeysService,
+  io: Output,
+): Promise<void> {
+  switch (command) {
+    case 'create': {
+      const { values, positionals } = parseArgs({
+        args,
+        options: { name: { type: 'string' } },
+        strict: true,
+        allowPositionals: true,
+      });
+      if (values.name === undefined || positionals.length > 0)
+        throw new UsageError('create needs --name <client> and nothing else');
+      const { key, record } = await keys.create(values.name);
+      io.out(
+        `Created API key ${record.id} "${record.name}" (prefix ${record.prefix}). It is shown only this once:`,
+      );
+      io.out(key);
+      return;
+    }
+    case 'list': {
+      const { values, positionals } = parseArgs({
+        args,
+        options: { json: { type: 'boolean' } },
+        strict: true,
+        allowPositionals: true,
+      });
+      if (positionals.length > 0) throw new UsageError('list takes no arguments');
+      const all = await keys.list();
+      if (values.json) {
+        const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+        const visible = all.map((k) => ({
+          id: k.id,
+          name: k.name,
+          prefix: k.prefix,
+          createdAt: iso(k.createdAt),
+          lastUsedAt: iso(k.lastUsedAt),
+          revokedAt: iso(k.revokedAt),
+        }));
+        io.out(JSON.stringify(visible, null, 2));
+      } else if (all.length === 0) {
+        io.out('No API keys are stored.');
+      } else {
+        table(all).forEach((line) => io.out(line));
+      }
+      return;
+    }
+    case 'revoke': {
+      const { positionals } = parseArgs({ args, options: {}, strict: true, allowPositionals: true });
+      if (positionals.length !== 1) throw new UsageError('revoke needs exactly one <id|prefix>');
+      const key = await keys.revoke(positionals[0]);
+      io.out(`Revoked API key ${key.id} "${key.name}" (prefix ${key.prefix}) at ${when(key.revokedAt)}.`);
+      return;
+    }
+    default:
+      throw new UsageError(command === undefined ? 'no command given' : `unknown command "${command}"`);
+  }
+}
+
+/** Runs one CLI command against the configured database; returns the exit status. */
+export async function apiKeyCli(argv: string[], config: AppConfig, io: Output): Promise<number> {
+  const [command, ...args] = argv;
+  if (command === undefined || command === '--help' || command === 'help') {
+    (command === undefined ? io.err : io.out)(USAGE);
+    return command === undefined ? EXIT_USAGE : EXIT_OK;
+  }
+  if (config.databaseUrl === null && config.databasePath === ':memory:') {
+    io.err('apikey: DATABASE_PATH is :memory:, so there are no stored keys to manage');
+    return EXIT_FAILED;
+  }
+  let dataSource: DataSource | undefined;
+  try {
+    dataSource = await openDatabase(config);
+    await run(command, args, new ApiKeysService(dataSource.getRepository(ApiKeyEntity)), io);
+    return EXIT_OK;
+  } catch (error) {
+    if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      io.err(`apikey: ${(error as Error).message}\n${USAGE}`);
+      return EXIT_USAGE;
+    }
+    if (error instanceof ApiKeyError) {
+      io.err(`apikey: ${error.message}`);
+      return EXIT_FAILED;
+    }
+    io.err(`apikey: failed: ${error instanceof Error ? error.message : String(error)}`);
+    return EXIT_FAILED;
+  } finally {
+    await dataSource?.destroy();
+  }
+}
+
+if (require.main === module) {
+  const config = configFromEnvironment('apikey');
+  void apiKeyCli(process.argv.slice(2), config, {
+    out: (line) => console.log(line),
+    err: (line) => console.error(line),
+  }).then((status) => process.exit(status));
+}

@@ -1,0 +1,18 @@
+import { existsSync } from 'node:fs';
+import { AppConfig, ConfigError, loadConfig } from './app-config';
+
+/**
+ * Loads the configuration of a command (the service or a CLI): `.env` in the working directory
+ * is read first when present (variables already set win). A bad value prints one line and
+ * exits with status 1.
+ */
+export function configFromEnvironment(command: string): AppConfig {
+  if (existsSync('.env')) process.loadEnvFile('.env');
+  try {
+    return loadConfig(process.env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    console.error(`${command}: configuration error: ${error.message}`);
+    process.exit(1);
+  }
+}

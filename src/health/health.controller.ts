@@ -1,0 +1,102 @@
+import { Controller, Get, ServiceUnavailableException } from '@nestjs/common';
+import { HealthCheck, HealthCheckResult, HealthCheckService, TypeOrmHealthIndicator } from '@nestjs/terminus';
+import { ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
+import { Public } from '../common/auth/public.decorator';
+import { ApiException } from '../common/errors/api-exception';
+import { ErrorDto } from '../common/errors/error.dto';
+import { MigrationsHealthIndicator } from './migrations.health';
+
+export const HEALTH_PATH = 'health';
+
+/** The health checks' report (terminus): each check with its status. */
+const CHECK_REPORT = {
+  type: 'object',
+  additionalProperties: {
+    type: 'object',
+    required: ['status'],
+    properties: { status: { type: 'string', enum: ['up', 'down'] } },
+    additionalProperties: true,
+  },
+};
+
+const HEALTHY = {
+  description: 'Healthy.',
+  schema: {
+    type: 'object',
+    required: ['status', 'info', 'error', 'details'],
+    properties: {
+      status: { type: 'string', enum: ['ok'] },
+      info: CHECK_REPORT,
+      error: CHECK_REPORT,
+      details: CHECK_REPORT,
+    },
+    example: {
+      status: 'ok',
+      info: { database: { status: 'up' }, migrations: { status: 'up' } },
+      error: {},
+      details: { database: { status: 'up' }, migrations: { status: 'up' } },
+    },
+  },
+};
+
+// Public probes live at the root, outside /v1 (the `servers` of the document end in /v1), and
+// need no key: the operations say both, overriding the document-wide server and security.
+const PROBE = {
+  servers: [{ url: '/', description: 'This instance (probes are outside /v1)' }],
+  security: [],
+};
+
+/** Probes for orchestrators and load balancers. Public: no API key. */
+@ApiTags('health')
+@Public()
+@Controller(HEALTH_PATH)
+export class HealthController {
+  constructor(
+    private readonly health: HealthCheckService,
+    private readonly database: TypeOrmHealthIndicator,
+    private readonly migrations: MigrationsHealthIndicator,
+  ) {}
+
+  @ApiOperation({
+    ...PROBE,
+    operationId: 'liveness',
+    summary: 'Liveness: the process is up and answering',
+    description: 'Checks nothing else: restart the instance only when this fails.',
+  })
+  @ApiOkResponse(HEALTHY)
+  @HealthCheck({ noCache: true, swaggerDocumentation: false })
+  @Get('live')
+  live(): Promise<HealthCheckResult> {
+    return this.health.check([]);
+  }
+
+  @ApiOperation({
+    ...PROBE,
+    operationId: 'readiness',
+    summary: 'Readiness: the database answers and every migration is applied',
+    description: 'Send traffic to the instance only while this is 200.',
+  })
+  @ApiOkResponse(HEALTHY)
+  @ApiServiceUnavailableResponse({
+    description: 'Not ready: the message names the failing checks.',
+    type: ErrorDto,
+  })
+  @HealthCheck({ noCache: true, swaggerDocumentation: false })
+  @Get('ready')
+  async ready(): Promise<HealthCheckResult> {
+    try {
+      return await this.health.check([
+        () => this.database.pingCheck('database'),
+        () => this.migrations.isApplied('migrations'),
+      ]);
+    } catch (error) {
+      if (!(error instanceof ServiceUnavailableException)) throw error;
+      const report = error.getResponse() as Partial<HealthCheckResult>;
+      const failing = Object.keys(report.error ?? {});
+      throw new ApiException(
+        'service_unavailable',
+        failing.length > 0 ? `Not ready: failing checks: ${failing.join(', ')}.` : 'Not ready.',
+      );
+    }
+  }
+}

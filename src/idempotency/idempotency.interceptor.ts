@@ -1,0 +1,90 @@
+import { createHash } from 'node:crypto';
+import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { catchError, from, mergeMap, Observable, of } from 'rxjs';
+import { keyOwner } from '../common/auth/api-key.format';
+import { validationFailed } from '../common/validation/request-validation.pipe';
+import { IdempotencyService } from './idempotency.service';
+
+export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
+export const REPLAYED_HEADER = 'Idempotent-Replayed';
+
+/** An sf-string (`"..."`) or a bare token of 1 to 255 visible ASCII characters. */
+const KEY_FORMAT = /^(?:"([\x20\x21\x23-\x5b\x5d-\x7e]{1,255})"|([\x21\x23-\x5b\x5d-\x7e]{1,255}))$/;
+
+export function parseIdempotencyKey(header: string): string | undefined {
+  const match = KEY_FORMAT.exec(header);
+  return match ? (match[1] ?? match[2]) : undefined;
+}
+
+/** A digest of the JSON body that does not depend on the order of its keys. */
+export function requestDigest(body: unknown): string {
+  const canonical = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(canonical);
+    if (value !== null && typeof value === 'object') {
+      return Object.fromEntries(
+        Object.keys(value)
+          .sort()
+          .map((key) => [key, canonical((value as Record<string, unknown>)[key])]),
+      );
+    }
+    return value;
+  };
+  return createHash('sha256')
+    .update(JSON.stringify(canonical(body ?? null)))
+    .digest('hex');
+}
+
+/**
+ * Makes a create safe to retry (IETF httpapi Idempotency-Key draft): the same key from the
+ * same API key with the same body within 24 hours gets the original response again, with
+ * `Idempotent-Replayed: true`, and creates nothing. Without the header nothing changes.
+ * Runs after the guard, so only authenticated requests reserve keys; a request that fails
+ * releases its key, so the client may retry it.
+ */
+@Injectable()
+export class IdempotencyInterceptor implements NestInterceptor {
+  constructor(private readonly idempotency: IdempotencyService) {}
+
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    const request = context.switchToHttp().getRequest<Request>();
+    const response = context.switchToHttp().getResponse<Response>();
+    const header = request.headers['idempotency-key'];
+    if (header === undefined) return next.handle();
+
+    const key = typeof header === 'string' ? parseIdempotencyKey(header) : undefined;
+    const owner = keyOwner(request.headers.authorization);
+    if (key === undefined || owner === undefined) {
+      throw validationFailed([
+        {
+          field: IDEMPOTENCY_KEY_HEADER,
+          message: 'Idempotency-Key must be one string of 1 to 255 visible ASCII characters',
+        },
+      ]);
+    }
+    return from(this.idempotency.claim(owner, key, requestDigest(request.body))).pipe(
+      mergeMap((claim) => {
+        if (claim.kind === 'replay') {
+          response.status(claim.response.statusCode).setHeader(REPLAYED_HEADER, 'true');
+          if (claim.response.location) response.location(claim.response.location);
+          return of(claim.response.body);
+        }
+        return next.handle().pipe(
+          mergeMap(async (body: unknown) => {
+            const location = response.getHeader('location');
+            await this.idempotency.complete(owner, key, {
+              statusCode: response.statusCode, // set by Nest before interceptors run
+              body,
+              location: typeof location === 'string' ? location : null,
+            });
+            return body;
+          }),
+          catchError(async (error: unknown) => {
+            await this.idempotency.release(owner, key);
+            throw error;
+          }),
+        );
+      }),
+    );
+  }
+}

@@ -1,0 +1,49 @@
+import { createHash } from 'node:crypto';
+import { validationFailed } from '../common/validation/request-validation.pipe';
+import { PetStatus } from './pet-status';
+
+/** Where a page starts: after this id, in the list filtered by this status (or none). */
+export interface PageCursor {
+  afterId: number;
+  status: PetStatus | null;
+}
+
+const VERSION = 1;
+const CHECK_LENGTH = 16;
+
+function check(payload: string): string {
+  return createHash('sha256').update(`petstore-cursor:${payload}`).digest('base64url').slice(0, CHECK_LENGTH);
+}
+
+/**
+ * An opaque, integrity-checked page position. It is not a secret (it only says "after id N"), but
+ * a cursor that was altered, cut or made up is refused rather than silently read wrongly.
+ */
+export function encodeCursor(cursor: PageCursor): string {
+  const payload = Buffer.from(JSON.stringify([VERSION, cursor.afterId, cursor.status])).toString('base64url');
+  return `${payload}.${check(payload)}`;
+}
+
+const invalid = (message: string) => validationFailed([{ field: 'cursor', message }]);
+
+/** Decodes a cursor for a list filtered by `status`; 400 if it was tampered with or is another list's. */
+export function decodeCursor(raw: string, status: PetStatus | undefined): PageCursor {
+  const [payload, checksum, ...rest] = raw.split('.');
+  if (rest.length > 0 || !payload || checksum !== check(payload)) {
+    throw invalid('cursor is not a cursor this service gave out (use the next link as it is)');
+  }
+  let decoded: unknown;
+  try {
+    decoded = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+  } catch {
+    decoded = undefined;
+  }
+  const [version, afterId, cursorStatus] = Array.isArray(decoded) ? (decoded as unknown[]) : [];
+  if (version !== VERSION || !Number.isSafeInteger(afterId) || (afterId as number) < 0) {
+    throw invalid('cursor is not a cursor this service gave out (use the next link as it is)');
+  }
+  if (cursorStatus !== (status ?? null)) {
+    throw invalid('cursor belongs to a list with another status filter');
+  }
+  return { afterId: afterId as number, status: status ?? null };
+}

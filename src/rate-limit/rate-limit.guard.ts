@@ -1,0 +1,62 @@
+import { ExecutionContext, Injectable } from '@nestjs/common';
+import { ThrottlerGuard, ThrottlerRequest } from '@nestjs/throttler';
+import type { Request, Response } from 'express';
+import { keyOwner } from '../common/auth/api-key.format';
+import { IS_PUBLIC } from '../common/auth/public.decorator';
+import { ApiException } from '../common/errors/api-exception';
+
+export const POLICY_NAME = 'default';
+
+/**
+ * Limits requests per API key (the SHA-256 digest of its bearer token is the counter's key, never the key itself;
+ * requests without a key count per client address). Every limited response carries the IETF
+ * draft headers `RateLimit-Policy` and `RateLimit`; over the limit it is 429 `rate_limited`
+ * with `Retry-After`. Public routes (health, docs) are not limited.
+ */
+@Injectable()
+export class RateLimitGuard extends ThrottlerGuard {
+  protected override shouldSkip(context: ExecutionContext): Promise<boolean> {
+    const isPublic = this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [
+      context.getHandler(),
+      context.getClass(),
+    ]);
+    return Promise.resolve(Boolean(isPublic));
+  }
+
+  protected override getTracker(req: Record<string, unknown>): Promise<string> {
+    const request = req as unknown as Request;
+    const owner = keyOwner(request.headers.authorization);
+    return Promise.resolve(owner ? `key:${owner}` : `ip:${request.ip ?? 'unknown'}`);
+  }
+
+  protected override generateKey(_context: ExecutionContext, tracker: string, throttlerName: string): string {
+    return `petstore:ratelimit:${throttlerName}:${tracker}`;
+  }
+
+  protected override async handleRequest(props: ThrottlerRequest): Promise<boolean> {
+    const { context, limit, ttl, throttler, blockDuration, getTracker, generateKey } = props;
+    const request = context.switchToHttp().getRequest<Request>();
+    const response = context.switchToHttp().getResponse<Response>();
+    const key = generateKey(context, await getTracker(request, context), throttler.name ?? POLICY_NAME);
+    const record = await this.storageService.increment(
+      key,
+      ttl,
+      limit,
+      blockDuration,
+      throttler.name ?? POLICY_NAME,
+    );
+    const windowSeconds = Math.round(ttl / 1000);
+    const reset = record.isBlocked ? record.timeToBlockExpire : record.timeToExpire;
+    response.setHeader('RateLimit-Policy', `"${POLICY_NAME}";q=${limit};w=${windowSeconds}`);
+    response.setHeader('RateLimit', `"${POLICY_NAME}";r=${Math.max(0, limit - record.totalHits)};t=${reset}`);
+    if (record.isBlocked) {
+      throw new ApiException(
+        'rate_limited',
+        `Too many requests: at most ${limit} per ${windowSeconds} seconds per API key. Retry after ${reset} seconds.`,
+        undefined,
+        { 'Retry-After': String(reset) },
+      );
+    }
+    return true;
+  }
+}

@@ -1,0 +1,61 @@
+import { once } from 'node:events';
+import { DynamicModule, Logger, Module } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
+import { ThrottlerModule, ThrottlerModuleOptions, ThrottlerStorage } from '@nestjs/throttler';
+import { ThrottlerStorageRedisService } from '@nest-lab/throttler-storage-redis';
+import { AppConfig } from '../config/app-config';
+import { RateLimitGuard } from './rate-limit.guard';
+import { ResilientStorage } from './resilient-storage';
+
+const REDIS_CONNECT_WAIT_MS = 2000;
+
+/** Redis counters, connected before the first request (or, if Redis is down, failing open). */
+async function redisCounters(url: string, logger: Logger): Promise<ThrottlerStorage> {
+  const store = new ThrottlerStorageRedisService(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
+  store.redis.on('error', () => undefined); // a failed count is reported by ResilientStorage
+  const ready = once(store.redis, 'ready').then(
+    () => true,
+    () => false,
+  );
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<boolean>(
+    (resolve) => (timer = setTimeout(() => resolve(false), REDIS_CONNECT_WAIT_MS)),
+  );
+  const connected = await Promise.race([ready, timeout]);
+  clearTimeout(timer);
+  if (!connected) {
+    logger.warn(
+      `Redis at REDIS_URL did not answer within ${REDIS_CONNECT_WAIT_MS} ms: not limiting until it does`,
+    );
+  }
+  return new ResilientStorage(store);
+}
+
+/**
+ * Rate limits per API key with @nestjs/throttler. With REDIS_URL the counters live in Redis,
+ * shared by every instance (atomic Lua INCR, no database write per request); without it they
+ * live in this process, which is right for the embedded single-instance setup.
+ */
+@Module({})
+export class RateLimitModule {
+  static forRoot(config: AppConfig): DynamicModule {
+    if (!config.rateLimitEnabled) return { module: RateLimitModule };
+    const logger = new Logger('RateLimit');
+    if (!config.redisUrl && config.databaseUrl) {
+      logger.warn('REDIS_URL is not set: rate limits are counted per instance, not shared');
+    }
+    return {
+      module: RateLimitModule,
+      imports: [
+        ThrottlerModule.forRootAsync({
+          useFactory: async (): Promise<ThrottlerModuleOptions> => ({
+            throttlers: [{ name: 'default', ttl: 60_000, limit: config.rateLimitPerMinute }],
+            storage: config.redisUrl ? await redisCounters(config.redisUrl, logger) : undefined,
+            setHeaders: false,
+          }),
+        }),
+      ],
+      providers: [{ provide: APP_GUARD, useClass: RateLimitGuard }],
+    };
+  }
+}

@@ -1,0 +1,214 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { LoggerService } from '@nestjs/common';
+import { NestExpressApplication } from '@nestjs/platform-express';
+import request from 'supertest';
+import type { App } from 'supertest/types';
+import { VERIFY_CACHE_MS } from '../src/api-keys/api-keys.service';
+import { loadConfig } from '../src/config/app-config';
+import { createApp } from '../src/setup-app';
+import { tempDir, TEST_KEY, testDatabaseEnv } from './support/app';
+import { captureLogs, CapturedLogs } from './support/logs';
+import { exitOf, launchService, spawnService, stopService } from './support/process';
+
+const run = promisify(execFile);
+const ROOT = join(__dirname, '..');
+const KEY_PATTERN = /pet_[A-Za-z0-9_-]{43}/;
+
+/** The real CLI entry point, run as a separate process on the given database. */
+async function apikey(
+  database: Record<string, string>,
+  ...args: string[]
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(
+      process.execPath,
+      ['-r', 'ts-node/register/transpile-only', 'src/cli/apikey.ts', ...args],
+      { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...database } },
+    );
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+  }
+}
+
+/** Collects everything the app logs, at every level. */
+class CapturingLogger implements LoggerService {
+  readonly lines: string[] = [];
+  private record = (...parts: unknown[]) => this.lines.push(parts.map((part) => String(part)).join(' '));
+  log = this.record;
+  error = this.record;
+  warn = this.record;
+  debug = this.record;
+  verbose = this.record;
+  fatal = this.record;
+}
+
+describe('Stored API keys (e2e: real CLI, real app, one SQLite file)', () => {
+  let dir: ReturnType<typeof tempDir>;
+  let database: Record<string, string>;
+  let app: NestExpressApplication;
+  let http: App;
+  let logger: CapturingLogger;
+  let requestLogs: CapturedLogs;
+
+  beforeAll(async () => {
+    dir = tempDir();
+    database = testDatabaseEnv(join(dir.path, 'petstore.sqlite'));
+    logger = new CapturingLogger();
+    requestLogs = captureLogs();
+    // API_KEYS is set too: environment keys and stored keys work side by side.
+    const config = loadConfig({ ...database, API_KEYS: TEST_KEY, LOG_LEVEL: 'trace' });
+    app = await createApp(config, { logger, logDestination: requestLogs.stream });
+    await app.init();
+    http = app.getHttpServer();
+  });
+
+  afterAll(async () => {
+    await app.close();
+    dir.cleanup();
+  });
+
+  const status = async (key: string) =>
+    (await request(http).get('/v1/pets').set('Authorization', `Bearer ${key}`)).status;
+
+  it('create → use → revoke → 401, while the environment key keeps working', async () => {
+    const created = await apikey(database, 'create', '--name', 'mobile-app');
+    expect(created.code).toBe(0);
+    const key = KEY_PATTERN.exec(created.stdout)?.[0];
+    expect(key).toBeDefined();
+    expect(created.stdout).toContain('"mobile-app"');
+
+    expect(await status(key!)).toBe(200);
+    expect(await status(TEST_KEY)).toBe(200);
+
+    const listed = await apikey(database, 'list');
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toContain('mobile-app');
+    expect(listed.stdout).toContain(key!.slice(0, 12));
+    expect(listed.stdout).not.toContain(key);
+
+    const revoked = await apikey(database, 'revoke', key!.slice(0, 12));
+    expect(revoked.code).toBe(0);
+    expect(revoked.stdout).toMatch(/^Revoked API key \d+ "mobile-app"/);
+
+    // Another process revoked it: this instance refuses it within the cache window.
+    await new Promise((resolve) => setTimeout(resolve, VERIFY_CACHE_MS + 100));
+    const refused = await request(http).get('/v1/pets').set('Authorization', `Bearer ${key}`);
+    expect(refused.status).toBe(401);
+    expect(refused.headers['www-authenticate']).toBe('Bearer realm="petstore", error="invalid_token"');
+    expect(await status(TEST_KEY)).toBe(200);
+
+    const afterRevoke = JSON.parse((await apikey(database, 'list', '--json')).stdout) as Array<{
+      name: string;
+      revokedAt: string | null;
+      lastUsedAt: string | null;
+    }>;
+    const record = afterRevoke.find((entry) => entry.name === 'mobile-app')!;
+    expect(record.revokedAt).toMatch(/^\d{4}-\d\d-\d\dT/);
+    expect(record.lastUsedAt).toMatch(/^\d{4}-\d\d-\d\dT/);
+    expect(JSON.stringify(afterRevoke)).not.toContain(key);
+  });
+
+  it('revoking one key leaves the others working', async () => {
+    const first = KEY_PATTERN.exec((await apikey(database, 'create', '--name', 'one')).stdout)![0];
+    const second = KEY_PATTERN.exec((await apikey(database, 'create', '--name', 'two')).stdout)![0];
+    expect(await status(first)).toBe(200);
+    const listed = JSON.parse((await apikey(database, 'list', '--json')).stdout) as Array<{
+      id: number;
+      name: string;
+    }>;
+    const id = listed.find((entry) => entry.name === 'one')!.id;
+    expect((await apikey(database, 'revoke', String(id))).code).toBe(0);
+    await new Promise((resolve) => setTimeout(resolve, VERIFY_CACHE_MS + 100));
+    expect(await status(first)).toBe(401);
+    expect(await status(second)).toBe(200);
+  });
+
+  it('no key, stored or from the environment, ever appears in the logs', () => {
+    expect(logger.lines.length).toBeGreaterThan(0);
+    expect(requestLogs.lines().length).toBeGreaterThan(0);
+    const logs = [...logger.lines, requestLogs.text()].join('\n');
+    expect(logs).not.toMatch(KEY_PATTERN);
+    expect(logs).not.toContain(TEST_KEY);
+  });
+});
+
+describe('apikey CLI errors', () => {
+  let dir: ReturnType<typeof tempDir>;
+  let database: Record<string, string>;
+
+  beforeAll(() => {
+    dir = tempDir();
+    database = testDatabaseEnv(join(dir.path, 'cli.sqlite'));
+  });
+  afterAll(() => dir.cleanup());
+
+  it.each([
+    [['revoke', '424242'], 1, /^apikey: no API key matches the id or prefix "424242"$/m],
+    [['revoke', 'pet_nothing'], 1, /^apikey: no API key matches the id or prefix "pet_nothing"$/m],
+    [['create'], 2, /^apikey: create needs --name <client>/m],
+    [['create', '--name', '   '], 1, /^apikey: the name must be 1 to 100 characters/m],
+    [['create', '--name', 'x', '--admin'], 2, /^apikey: Unknown option '--admin'/m],
+    [['revoke'], 2, /^apikey: revoke needs exactly one <id\|prefix>$/m],
+    [['frobnicate'], 2, /^apikey: unknown command "frobnicate"$/m],
+    [[], 2, /^usage: npm run apikey -- <command>$/m],
+  ])('apikey %p exits %i with a clear message', async (args, code, message) => {
+    const result = await apikey(database, ...args);
+    expect(result.code).toBe(code);
+    expect(result.stderr).toMatch(message);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('refuses an in-memory database', async () => {
+    const result = await apikey({ DATABASE_PATH: ':memory:' }, 'list');
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/:memory:/);
+  });
+
+  it('runs through the npm script', async () => {
+    const { stdout } = await run('npm', ['run', '--silent', 'apikey', '--', 'list'], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', DATABASE_PATH: join(dir.path, 'npm.sqlite') },
+    });
+    expect(stdout.trim()).toBe('No API keys are stored.');
+  }, 120000);
+});
+
+describe('Keys at start-up (real process)', () => {
+  let dir: ReturnType<typeof tempDir>;
+
+  beforeEach(() => (dir = tempDir()));
+  afterEach(() => dir.cleanup());
+
+  it('the first-run key is a stored key named "bootstrap", made once', async () => {
+    const database = testDatabaseEnv(join(dir.path, 'petstore.sqlite'));
+    await stopService(await spawnService(database));
+    await stopService(await spawnService(database));
+    const listed = JSON.parse((await apikey(database, 'list', '--json')).stdout) as Array<{
+      name: string;
+    }>;
+    expect(listed.map((entry) => entry.name)).toEqual(['bootstrap']);
+  });
+
+  it('in production, with no API_KEYS and no stored key, refuses to start', async () => {
+    const { code, output } = await exitOf(
+      launchService({ ...testDatabaseEnv(join(dir.path, 'prod.sqlite')), NODE_ENV: 'production' }),
+    );
+    expect(code).toBe(1);
+    expect(output.trim().split('\n')).toHaveLength(1);
+    expect(output).toMatch(/^petstore: could not start: no API keys: set API_KEYS or create one/);
+  });
+
+  it('in production, a stored key is enough to start', async () => {
+    const database = testDatabaseEnv(join(dir.path, 'prod.sqlite'));
+    const key = KEY_PATTERN.exec((await apikey(database, 'create', '--name', 'prod')).stdout)![0];
+    const service = await spawnService({ ...database, NODE_ENV: 'production' });
+    const res = await fetch(`${service.url}/v1/pets`, { headers: { Authorization: `Bearer ${key}` } });
+    await stopService(service);
+    expect(res.status).toBe(200);
+    expect(service.output()).not.toMatch(KEY_PATTERN);
+  });
+});

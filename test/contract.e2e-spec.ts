@@ -1,0 +1,286 @@
+import { NestExpressApplication } from '@nestjs/platform-express';
+import request, { Response } from 'supertest';
+import type { App } from 'supertest/types';
+import { DataSource } from 'typeorm';
+import { keyOwner } from '../src/common/auth/api-key.format';
+import { requestDigest } from '../src/idempotency/idempotency.interceptor';
+import { IdempotencyService } from '../src/idempotency/idempotency.service';
+import { AUTH, startApp } from './support/app';
+import { committedDocument, ContractValidator, documentedResponses } from './support/openapi';
+
+/**
+ * Drives the live app through every documented operation and every documented response, and
+ * validates each status, body and header against the committed openapi.yaml.
+ */
+describe('Every live response matches the committed OpenAPI document (e2e)', () => {
+  let app: NestExpressApplication;
+  let http: App;
+  let contract: ContractValidator;
+
+  beforeAll(async () => {
+    app = await startApp();
+    http = app.getHttpServer();
+    contract = await ContractValidator.fromCommittedDocument();
+  });
+
+  afterAll(async () => {
+    await app.close();
+  });
+
+  const expectContract = (res: Response, expected: string): void => {
+    expect(contract.check(res)).toBe(expected);
+  };
+
+  const createPet = (body: object) => request(http).post('/v1/pets').set(AUTH).send(body);
+
+  describe('createPet', () => {
+    it('201 with the animal and its Location, with and without a status', async () => {
+      expectContract(await createPet({ name: 'Rex', categoryId: 7, status: 'available' }), 'createPet 201');
+      const plain = await createPet({ name: 'Tom', categoryId: 9007199254740991 });
+      expectContract(plain, 'createPet 201');
+      expect(plain.body).not.toHaveProperty('status');
+    });
+
+    it.each([
+      ['a missing name', { categoryId: 1 }],
+      ['an unknown property', { name: 'Rex', categoryId: 1, id: 3 }],
+      ['a categoryId beyond 2^53 - 1', { name: 'Rex', categoryId: 9007199254740992 }],
+    ])('400 validation_failed with details for %s', async (_label, body) => {
+      const res = await createPet(body);
+      expectContract(res, 'createPet 400');
+      expect(res.body.code).toBe('validation_failed');
+      expect(res.body.details.length).toBeGreaterThan(0);
+    });
+
+    it('400 invalid_json for malformed JSON', async () => {
+      const res = await request(http)
+        .post('/v1/pets')
+        .set(AUTH)
+        .set('Content-Type', 'application/json')
+        .send('{"name":');
+      expectContract(res, 'createPet 400');
+      expect(res.body.code).toBe('invalid_json');
+    });
+
+    it('401 without a key and with a wrong one', async () => {
+      expectContract(
+        await request(http).post('/v1/pets').send({ name: 'Rex', categoryId: 1 }),
+        'createPet 401',
+      );
+      const wrong = await request(http)
+        .post('/v1/pets')
+        .set('Authorization', 'Bearer not-the-right-key-at-all')
+        .send({ name: 'Rex', categoryId: 1 });
+      expectContract(wrong, 'createPet 401');
+    });
+
+    it('413 for a body over the limit', async () => {
+      const res = await createPet({ name: 'x'.repeat(20000), categoryId: 1 });
+      expectContract(res, 'createPet 413');
+    });
+
+    it('415 for a body that is not JSON', async () => {
+      const res = await request(http)
+        .post('/v1/pets')
+        .set(AUTH)
+        .set('Content-Type', 'text/plain')
+        .send('name=Rex');
+      expectContract(res, 'createPet 415');
+    });
+  });
+
+  describe('createPet with Idempotency-Key', () => {
+    it('201 replayed, 409 while the first is in flight, 422 with another body', async () => {
+      const body = { name: 'Retry me', categoryId: 4 };
+      const first = await createPet(body).set('Idempotency-Key', 'contract-1');
+      expectContract(first, 'createPet 201');
+      const replay = await createPet(body).set('Idempotency-Key', 'contract-1');
+      expectContract(replay, 'createPet 201');
+      expect(replay.headers['idempotent-replayed']).toBe('true');
+
+      const reused = await createPet({ ...body, name: 'Other' }).set('Idempotency-Key', 'contract-1');
+      expectContract(reused, 'createPet 422');
+
+      // A request still in flight holds its key: reserve one as such a request would.
+      await app
+        .get(IdempotencyService)
+        .claim(keyOwner(AUTH.Authorization)!, 'contract-2', requestDigest(body));
+      expectContract(await createPet(body).set('Idempotency-Key', 'contract-2'), 'createPet 409');
+    });
+  });
+
+  describe('429 rate_limited', () => {
+    let limited: NestExpressApplication;
+    let limitedHttp: App;
+
+    beforeAll(async () => {
+      limited = await startApp({ RATE_LIMIT_ENABLED: 'true', RATE_LIMIT_PER_MINUTE: '1' });
+      limitedHttp = limited.getHttpServer();
+      await request(limitedHttp).get('/v1/pets').set(AUTH); // uses the whole budget
+    });
+
+    afterAll(async () => {
+      await limited.close();
+    });
+
+    it.each([
+      ['listPets', () => request(limitedHttp).get('/v1/pets').set(AUTH)],
+      [
+        'createPet',
+        () => request(limitedHttp).post('/v1/pets').set(AUTH).send({ name: 'Rex', categoryId: 1 }),
+      ],
+      ['getPet', () => request(limitedHttp).get('/v1/pets/1').set(AUTH)],
+    ])('%s answers 429 with Retry-After', async (operationId, send) => {
+      const res = await send();
+      expectContract(res, `${operationId} 429`);
+      expect(res.body.code).toBe('rate_limited');
+    });
+  });
+
+  describe('listPets', () => {
+    it('200 with and without a filter and a limit', async () => {
+      await createPet({ name: 'Sold one', categoryId: 2, status: 'sold' });
+      expectContract(await request(http).get('/v1/pets').set(AUTH), 'listPets 200');
+      const filtered = await request(http).get('/v1/pets?status=sold&limit=1').set(AUTH);
+      expectContract(filtered, 'listPets 200');
+      expect(filtered.body).toHaveLength(1);
+      const paged = await request(http).get('/v1/pets?limit=1').set(AUTH);
+      expectContract(paged, 'listPets 200');
+      expect(paged.headers.link).toMatch(/; rel="next"$/);
+    });
+
+    it.each(['limit=0', 'limit=101', 'limit=abc', 'status=lost'])('400 for %s', async (query) => {
+      expectContract(await request(http).get(`/v1/pets?${query}`).set(AUTH), 'listPets 400');
+    });
+
+    it('401 without a key', async () => {
+      expectContract(await request(http).get('/v1/pets'), 'listPets 401');
+    });
+  });
+
+  describe('getPet', () => {
+    it('200 with the deprecation headers', async () => {
+      const created = await createPet({ name: 'Kit', categoryId: 3, status: 'pending' });
+      const res = await request(http).get(`/v1/pets/${created.body.id}`).set(AUTH);
+      expectContract(res, 'getPet 200');
+      expect(res.body).toEqual(created.body);
+    });
+
+    it.each(['abc', '1.5', '99999999999999999999'])('400 for the petId %s', async (petId) => {
+      expectContract(await request(http).get(`/v1/pets/${petId}`).set(AUTH), 'getPet 400');
+    });
+
+    it('401 without a key, still with the deprecation headers', async () => {
+      expectContract(await request(http).get('/v1/pets/1'), 'getPet 401');
+    });
+
+    it.each(['0', '-4', '123456789'])('404 for the petId %s', async (petId) => {
+      expectContract(await request(http).get(`/v1/pets/${petId}`).set(AUTH), 'getPet 404');
+    });
+  });
+
+  describe('500 internal_error when the database fails', () => {
+    let broken: NestExpressApplication;
+    let brokenHttp: App;
+    let typeormLog: jest.SpyInstance;
+
+    beforeAll(async () => {
+      // TypeORM logs each failed query to the console; that is expected here.
+      typeormLog = jest.spyOn(console, 'log').mockImplementation(() => undefined);
+      broken = await startApp();
+      brokenHttp = broken.getHttpServer();
+      await broken.get(DataSource).query('DROP TABLE pets');
+    });
+
+    afterAll(async () => {
+      await broken.close();
+      typeormLog.mockRestore();
+    });
+
+    it.each([
+      ['listPets', () => request(brokenHttp).get('/v1/pets').set(AUTH)],
+      [
+        'createPet',
+        () => request(brokenHttp).post('/v1/pets').set(AUTH).send({ name: 'Rex', categoryId: 1 }),
+      ],
+      ['getPet', () => request(brokenHttp).get('/v1/pets/1').set(AUTH)],
+    ])('%s answers 500 in the documented shape', async (operationId, send) => {
+      const res = await send();
+      expectContract(res, `${operationId} 500`);
+      expect(res.body).toEqual({
+        code: 'internal_error',
+        message: 'An unexpected error occurred.',
+        status: 500,
+      });
+    });
+  });
+
+  describe('health probes (outside /v1, no key)', () => {
+    it('live 200 and ready 200', async () => {
+      expectContract(await request(http).get('/health/live'), 'liveness 200');
+      expectContract(await request(http).get('/health/ready'), 'readiness 200');
+    });
+
+    it('ready 503 in the Error shape while the database is unreachable', async () => {
+      const down = await startApp();
+      const dataSource = down.get(DataSource);
+      await dataSource.destroy();
+      const res = await request(down.getHttpServer()).get('/health/ready');
+      await dataSource.initialize();
+      await down.close();
+      expectContract(res, 'readiness 503');
+      expect(res.body.code).toBe('service_unavailable');
+    });
+  });
+
+  describe('the validator itself', () => {
+    const fake = (method: string, path: string, status: number, headers: object, body: unknown) =>
+      ({
+        req: { method, path },
+        status,
+        headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
+        body,
+        text: JSON.stringify(body),
+      }) as unknown as Response;
+    const deprecation = {
+      deprecation: '@1735689600',
+      sunset: 'Thu, 05 Dec 2030 00:00:00 GMT',
+      link: '</docs>; rel="deprecation"',
+    };
+
+    it('refuses an undocumented operation and an undocumented status', () => {
+      expect(() => contract.check(fake('DELETE', '/v1/pets/1', 204, {}, ''))).toThrow(
+        'not a documented operation',
+      );
+      expect(() => contract.check(fake('GET', '/v1/pets', 404, {}, {}))).toThrow(
+        'status 404 is not documented',
+      );
+    });
+
+    it('refuses a body that breaks the schema', () => {
+      const body = { id: 1, name: 'Rex', categoryId: 7, status: null };
+      expect(() => contract.check(fake('GET', '/v1/pets/1', 200, deprecation, body))).toThrow('body/status');
+      expect(() =>
+        contract.check(fake('GET', '/v1/pets', 200, {}, [{ id: '1', name: 'Rex', categoryId: 7 }])),
+      ).toThrow('body/0/id must be integer');
+    });
+
+    it('refuses a missing required header and a wrong header value', () => {
+      const pet = { id: 1, name: 'Rex', categoryId: 7 };
+      expect(() => contract.check(fake('GET', '/v1/pets/1', 200, {}, pet))).toThrow(
+        'required header Deprecation is missing',
+      );
+      expect(() =>
+        contract.check(fake('GET', '/v1/pets/1', 200, { ...deprecation, sunset: 'tomorrow' }, pet)),
+      ).toThrow('header Sunset');
+      expect(() => contract.check(fake('POST', '/v1/pets', 201, { location: '/pets/1' }, pet))).toThrow(
+        'header Location',
+      );
+    });
+  });
+
+  it('has checked every response the document lists: every operation, every documented error', async () => {
+    const documented = documentedResponses(await committedDocument());
+    expect([...contract.seen].sort()).toEqual(documented.sort());
+  });
+});

@@ -1,0 +1,289 @@
+import { readFileSync } from 'node:fs';
+import SwaggerParser from '@apidevtools/swagger-parser';
+import type {
+  HeaderObject,
+  OpenAPIObject,
+  OperationObject,
+  ParameterObject,
+  ResponseObject,
+  SchemaObject,
+} from '@nestjs/swagger';
+import { NestExpressApplication } from '@nestjs/platform-express';
+import request from 'supertest';
+import type { App } from 'supertest/types';
+import { startApp } from './support/app';
+import { committedDocument, OPENAPI_FILE } from './support/openapi';
+
+const REGENERATE =
+  'openapi.yaml is not the document the app serves: run `npm run openapi:export` and commit it.';
+
+/** Runs an assertion, prefixing its failure with what to do about it. */
+function withHint(hint: string, assertion: () => void): void {
+  try {
+    assertion();
+  } catch (error) {
+    if (error instanceof Error) error.message = `${hint}\n\n${error.message}`;
+    throw error;
+  }
+}
+
+const ERROR_REF = { $ref: '#/components/schemas/Error' };
+
+describe('The OpenAPI document (e2e)', () => {
+  let app: NestExpressApplication;
+  let http: App;
+  let document: OpenAPIObject;
+
+  beforeAll(async () => {
+    app = await startApp();
+    http = app.getHttpServer();
+    document = await committedDocument();
+  });
+
+  afterAll(async () => {
+    await app.close();
+  });
+
+  const operation = (path: string, method: 'get' | 'post'): OperationObject =>
+    document.paths[path][method] as OperationObject;
+  const operations = (): OperationObject[] => [
+    operation('/pets', 'get'),
+    operation('/pets', 'post'),
+    operation('/pets/{petId}', 'get'),
+  ];
+
+  describe('is the committed openapi.yaml', () => {
+    it('byte for byte at /docs-yaml', async () => {
+      const served = await request(http).get('/docs-yaml');
+      expect(served.status).toBe(200);
+      withHint(REGENERATE, () => expect(served.text).toBe(readFileSync(OPENAPI_FILE, 'utf8')));
+    });
+
+    it('as the same object at /docs-json', async () => {
+      const served = await request(http).get('/docs-json');
+      expect(served.status).toBe(200);
+      withHint(REGENERATE, () => expect(served.body).toEqual(document));
+    });
+
+    it('is public: no API key is needed to read it', async () => {
+      const res = await request(http).get('/docs-json');
+      expect(res.status).toBe(200);
+      expect(res.headers['content-type']).toMatch(/^application\/json/);
+    });
+
+    it("Swagger UI is served with a CSP that keeps its own scripts on http; the API keeps helmet's default", async () => {
+      const page = await request(http).get('/docs');
+      expect(page.status).toBe(200);
+      const docsPolicy = String(page.headers['content-security-policy']);
+      expect(docsPolicy).toContain("script-src 'self'");
+      expect(docsPolicy).not.toContain('upgrade-insecure-requests');
+      const api = await request(http).get('/v1/pets');
+      expect(String(api.headers['content-security-policy'])).toBe(`${docsPolicy};upgrade-insecure-requests`);
+    });
+  });
+
+  it('passes a real OpenAPI validator (swagger-parser: schema and spec) with no errors', async () => {
+    const validated = await SwaggerParser.validate(OPENAPI_FILE);
+    expect(validated).toHaveProperty('openapi', '3.0.0');
+  });
+
+  describe('says what the contract says', () => {
+    it('info: title, version 1.0.0, and a description of authentication, errors, limits and the deprecation', () => {
+      expect(document.openapi).toMatch(/^3\./);
+      expect(document.info.title).toBe('Pet Store API');
+      expect(document.info.version).toBe('1.0.0');
+      const description = document.info.description ?? '';
+      for (const heading of ['## Authentication', '## Errors', '## Limits', '## Deprecation']) {
+        expect(description).toContain(heading);
+      }
+      for (const code of [
+        'validation_failed',
+        'invalid_json',
+        'unauthorized',
+        'not_found',
+        'method_not_allowed',
+        'payload_too_large',
+        'unsupported_media_type',
+        'internal_error',
+      ]) {
+        expect(description).toContain(`\`${code}\``);
+      }
+      expect(description).toContain('5 December 2030');
+      expect(description).toContain('16 KiB');
+      expect(description).toContain('rate_limited');
+      expect(description).toContain('Idempotency-Key');
+    });
+
+    it('servers: this instance first (relative, so it is stable and "Try it out" works), then production and staging', () => {
+      expect(document.servers).toEqual([
+        { url: '/v1', description: 'This instance' },
+        { url: 'https://api.petstore.example.com/v1', description: 'Production' },
+        { url: 'https://staging-api.petstore.example.com/v1', description: 'Staging' },
+      ]);
+      expect(Object.keys(document.paths).sort()).toEqual([
+        '/health/live',
+        '/health/ready',
+        '/pets',
+        '/pets/{petId}',
+      ]);
+    });
+
+    it('takes the production and staging URLs from the configuration', async () => {
+      const configured = await startApp({
+        PRODUCTION_BASE_URL: 'https://pets.example.org/v1',
+        STAGING_BASE_URL: 'https://staging.pets.example.org/v1',
+      });
+      try {
+        const res = await request(configured.getHttpServer()).get('/docs-json');
+        expect(res.body.servers.map((server: { url: string }) => server.url)).toEqual([
+          '/v1',
+          'https://pets.example.org/v1',
+          'https://staging.pets.example.org/v1',
+        ]);
+      } finally {
+        await configured.close();
+      }
+    });
+
+    it('one bearer HTTP security scheme, applied globally and nowhere overridden', () => {
+      expect(document.components?.securitySchemes).toEqual({
+        bearer: expect.objectContaining({ type: 'http', scheme: 'bearer' }),
+      });
+      expect(document.security).toEqual([{ bearer: [] }]);
+      for (const op of operations()) expect(op.security).toBeUndefined();
+    });
+
+    it('operationIds exactly listPets, createPet, getPet, each tagged and summarised', () => {
+      expect(operations().map((op) => op.operationId)).toEqual(['listPets', 'createPet', 'getPet']);
+      for (const op of operations()) {
+        expect(op.tags).toEqual(['Pets']);
+        expect(op.summary).toMatch(/\w/);
+      }
+      expect(document.tags).toEqual([{ name: 'Pets', description: expect.any(String) }]);
+    });
+
+    it('named schemas Pet, NewPet, PetStatus and Error, with int64 formats and the bounds of decisions.md', () => {
+      const schemas = document.components?.schemas as Record<string, SchemaObject>;
+      expect(Object.keys(schemas).sort()).toEqual(['Error', 'ErrorDetail', 'NewPet', 'Pet', 'PetStatus']);
+      expect(schemas.PetStatus).toEqual({ type: 'string', enum: ['available', 'pending', 'sold'] });
+
+      const int64 = { type: 'integer', format: 'int64', minimum: 1, maximum: 9007199254740991 };
+      expect(schemas.Pet.required).toEqual(['id', 'name', 'categoryId']);
+      expect(schemas.Pet.properties?.id).toMatchObject(int64);
+      expect(schemas.Pet.properties?.categoryId).toMatchObject(int64);
+      expect(schemas.NewPet.required).toEqual(['name', 'categoryId']);
+      expect(Object.keys(schemas.NewPet.properties ?? {})).toEqual(['name', 'categoryId', 'status']);
+      expect(schemas.NewPet.properties?.categoryId).toMatchObject(int64);
+      for (const schema of [schemas.Pet, schemas.NewPet]) {
+        expect(schema.properties?.name).toMatchObject({ type: 'string', minLength: 1, maxLength: 255 });
+        expect(schema.properties?.status).toMatchObject({
+          allOf: [{ $ref: '#/components/schemas/PetStatus' }],
+        });
+      }
+
+      expect([...(schemas.Error.required ?? [])].sort()).toEqual(['code', 'message', 'status']);
+      expect(schemas.Error.properties).toMatchObject({
+        code: { type: 'string' },
+        message: { type: 'string' },
+        status: { type: 'integer' },
+      });
+    });
+
+    it('PetStatus is one referenced schema: its values appear nowhere else', () => {
+      const inlined: string[] = [];
+      const walk = (node: unknown, at: string): void => {
+        if (Array.isArray(node)) return node.forEach((item, index) => walk(item, `${at}/${index}`));
+        if (node === null || typeof node !== 'object') return;
+        const record = node as Record<string, unknown>;
+        if (Array.isArray(record.enum) && record.enum.includes('available')) inlined.push(at);
+        Object.entries(record).forEach(([key, value]) => walk(value, `${at}/${key}`));
+      };
+      walk(document, '#');
+      expect(inlined).toEqual(['#/components/schemas/PetStatus']);
+      const statusParameter = (operation('/pets', 'get').parameters as ParameterObject[]).find(
+        (parameter) => parameter.name === 'status',
+      );
+      expect(statusParameter?.schema).toEqual({ $ref: '#/components/schemas/PetStatus' });
+    });
+
+    it('listPets: limit 1..100 default 20, an optional status filter, an optional cursor', () => {
+      const parameters = operation('/pets', 'get').parameters as ParameterObject[];
+      expect(parameters.map(({ name, in: where, required }) => ({ name, in: where, required }))).toEqual([
+        { name: 'limit', in: 'query', required: false },
+        { name: 'status', in: 'query', required: false },
+        { name: 'cursor', in: 'query', required: false },
+      ]);
+      expect(parameters[0].schema).toEqual({ type: 'integer', minimum: 1, maximum: 100, default: 20 });
+    });
+
+    it('getPet: petId an int64 path parameter; deprecated, naming the replacement and the date', () => {
+      const getPet = operation('/pets/{petId}', 'get');
+      expect(getPet.parameters).toEqual([
+        expect.objectContaining({
+          name: 'petId',
+          in: 'path',
+          required: true,
+          schema: { type: 'integer', format: 'int64' },
+        }),
+      ]);
+      expect(getPet.deprecated).toBe(true);
+      expect(getPet.description).toContain('5 December 2030');
+      expect(getPet.description).toContain('listPets');
+      expect(getPet.description).toContain('`status` filter');
+      expect(operation('/pets', 'get').deprecated).toBeUndefined();
+      expect(operation('/pets', 'post').deprecated).toBeUndefined();
+    });
+
+    it.each([
+      ['/pets', 'get', ['200', '400', '401', '429', '500']],
+      ['/pets', 'post', ['201', '400', '401', '409', '413', '415', '422', '429', '500']],
+      ['/pets/{petId}', 'get', ['200', '400', '401', '404', '429', '500']],
+    ] as const)('%s %s documents exactly the statuses %j', (path, method, statuses) => {
+      const responses = operation(path, method).responses as Record<string, ResponseObject>;
+      expect(Object.keys(responses)).toEqual(statuses);
+      for (const status of statuses.filter((status) => status >= '400')) {
+        expect(responses[status].content).toEqual({
+          'application/json': {
+            schema: ERROR_REF,
+            example: expect.objectContaining({ status: Number(status) }),
+          },
+        });
+        expect(responses[status].description).toMatch(/`[a-z_]+`/);
+      }
+      const headers = responses['401'].headers as Record<string, HeaderObject>;
+      expect(headers['WWW-Authenticate']).toMatchObject({ required: true });
+    });
+
+    it('the success bodies: Pets (an array of Pet) for listPets, Pet for createPet and getPet', () => {
+      const body = (path: string, method: 'get' | 'post', status: string) =>
+        (operation(path, method).responses[status] as ResponseObject).content?.['application/json'].schema;
+      expect(body('/pets', 'get', '200')).toEqual({
+        type: 'array',
+        items: { $ref: '#/components/schemas/Pet' },
+      });
+      expect(body('/pets', 'post', '201')).toEqual({ $ref: '#/components/schemas/Pet' });
+      expect(body('/pets/{petId}', 'get', '200')).toEqual({ $ref: '#/components/schemas/Pet' });
+      expect(operation('/pets', 'post').requestBody).toEqual({
+        required: true,
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/NewPet' } } },
+      });
+    });
+
+    it('headers: Location on 201, Deprecation, Sunset and Link on every response of getPet', () => {
+      const created = operation('/pets', 'post').responses['201'] as ResponseObject;
+      expect(Object.keys(created.headers ?? {})).toEqual(['Location']);
+      for (const [status, response] of Object.entries(operation('/pets/{petId}', 'get').responses)) {
+        const headers = (response as ResponseObject).headers ?? {};
+        expect({ status, headers: Object.keys(headers) }).toEqual({
+          status,
+          headers: expect.arrayContaining(['Deprecation', 'Sunset', 'Link']),
+        });
+      }
+      const sunset = (operation('/pets/{petId}', 'get').responses['200'] as ResponseObject).headers?.Sunset;
+      expect((sunset as HeaderObject).schema).toEqual({
+        type: 'string',
+        enum: ['Thu, 05 Dec 2030 00:00:00 GMT'],
+      });
+    });
+  });
+});

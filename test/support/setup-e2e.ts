@@ -1,0 +1,4 @@
+import { dropTestSchemas } from './app';
+
+// Every PostgreSQL schema a test file made is dropped when the file is done.
+afterAll(dropTestSchemas);

@@ -1,0 +1,155 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { NestExpressApplication } from '@nestjs/platform-express';
+import { Browser, chromium, Page } from 'playwright-core';
+import { startApp, TEST_KEY } from './support/app';
+
+/** Debian's Chromium (`apt-get install -y chromium`; .ci/run installs it). */
+const CHROMIUM = '/usr/bin/chromium';
+const ARTIFACTS = join(__dirname, 'artifacts');
+/**
+ * A name that is not localhost, mapped to the loopback address inside the browser only: the
+ * browser treats the page as any plain-http site, as it would a server reached by its name
+ * (for localhost it relaxes rules such as upgrade-insecure-requests).
+ */
+const HOST = 'petstore.test';
+
+const available = existsSync(CHROMIUM);
+if (!available && !process.env.CI) {
+  console.warn(
+    `Skipping the Swagger UI browser test: no ${CHROMIUM}. Install it with: apt-get install -y chromium`,
+  );
+}
+// In CI a missing browser is a failure, not a skip.
+const describeInBrowser = available || process.env.CI ? describe : describe.skip;
+
+interface PageProblems {
+  cspViolations: string[];
+  failedRequests: string[];
+  pageErrors: string[];
+  foreignRequests: string[];
+}
+
+describeInBrowser('Swagger UI in a real browser (Chromium, e2e)', () => {
+  jest.setTimeout(90000);
+
+  let app: NestExpressApplication;
+  let browser: Browser;
+  let origin: string;
+
+  beforeAll(async () => {
+    app = await startApp();
+    await app.listen(0, '127.0.0.1');
+    const { port } = app.getHttpServer().address() as { port: number };
+    origin = `http://${HOST}:${port}`;
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        `--host-resolver-rules=MAP ${HOST} 127.0.0.1`,
+      ],
+    });
+    mkdirSync(ARTIFACTS, { recursive: true });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await app?.close();
+  });
+
+  /** Everything that would show the page is broken: CSP violations, failed loads, errors, calls elsewhere. */
+  function watch(page: Page): PageProblems {
+    const problems: PageProblems = {
+      cspViolations: [],
+      failedRequests: [],
+      pageErrors: [],
+      foreignRequests: [],
+    };
+    page.on('console', (message) => {
+      if (/Content Security Policy/i.test(message.text())) problems.cspViolations.push(message.text());
+    });
+    page.on('requestfailed', (request) =>
+      problems.failedRequests.push(`${request.url()}: ${request.failure()?.errorText}`),
+    );
+    page.on('pageerror', (error) => problems.pageErrors.push(error.message));
+    page.on('request', (request) => {
+      if (!request.url().startsWith(`${origin}/`)) problems.foreignRequests.push(request.url());
+    });
+    return problems;
+  }
+
+  /** Waits for the operations to render; if they never do, says what went wrong in the page. */
+  async function rendered(page: Page, problems: PageProblems): Promise<void> {
+    try {
+      await page.locator('.opblock').first().waitFor({ timeout: 15000 });
+    } catch {
+      throw new Error(`Swagger UI did not render its operations: ${JSON.stringify(problems, null, 2)}`);
+    }
+  }
+
+  /** Runs "Try it out" → Execute on listPets; the status Swagger UI shows, and the request it sent. */
+  async function tryListPets(page: Page): Promise<{ shown: string; authorization: string | undefined }> {
+    const operation = page.locator('#operations-Pets-listPets');
+    if (!(await operation.locator('.try-out__btn').isVisible()))
+      await operation.locator('.opblock-summary').click();
+    await operation.locator('.try-out__btn').click();
+    const sent = page.waitForRequest((request) => request.url().startsWith(`${origin}/v1/pets`));
+    await operation.locator('.execute').click();
+    const request = await sent;
+    const status = operation.locator('.live-responses-table tbody .response-col_status').first();
+    await status.waitFor();
+    return { shown: (await status.innerText()).trim(), authorization: request.headers().authorization };
+  }
+
+  it('shows the three operations with getPet deprecated, authorizes, runs listPets (200) and keeps the key across a reload', async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const problems = watch(page);
+
+    const docs = await page.goto(`${origin}/docs`);
+    expect(docs?.status()).toBe(200);
+    await rendered(page, problems);
+
+    expect(await page.locator('.opblock').evaluateAll((blocks) => blocks.map((block) => block.id))).toEqual([
+      'operations-Pets-listPets',
+      'operations-Pets-createPet',
+      'operations-Pets-getPet',
+      'operations-health-liveness',
+      'operations-health-readiness',
+    ]);
+    expect(
+      await page.locator('.opblock.opblock-deprecated').evaluateAll((blocks) => blocks.map((b) => b.id)),
+    ).toEqual(['operations-Pets-getPet']);
+
+    await page.locator('.auth-wrapper .authorize').click();
+    await page.locator('.auth-container input#auth-bearer-value').fill(TEST_KEY);
+    await page.locator('.auth-btn-wrapper .modal-btn.authorize').click();
+    await page.locator('.auth-btn-wrapper .btn-done').click();
+
+    expect(await tryListPets(page)).toEqual({ shown: '200', authorization: `Bearer ${TEST_KEY}` });
+    await page.screenshot({ path: join(ARTIFACTS, 'swagger-ui.png'), fullPage: true });
+
+    await page.reload();
+    await rendered(page, problems);
+    expect(await tryListPets(page)).toEqual({ shown: '200', authorization: `Bearer ${TEST_KEY}` });
+    await page.screenshot({ path: join(ARTIFACTS, 'swagger-ui-after-reload.png'), fullPage: true });
+
+    expect(problems).toEqual({ cspViolations: [], failedRequests: [], pageErrors: [], foreignRequests: [] });
+    await page.close();
+  });
+
+  it('without a key, "Try it out" shows the 401 the document describes', async () => {
+    const page = await browser.newPage();
+    const problems = watch(page);
+    await page.goto(`${origin}/docs`);
+    await rendered(page, problems);
+    expect(await tryListPets(page)).toEqual({ shown: '401', authorization: undefined });
+    await page.close();
+  });
+});
