@@ -27,7 +27,7 @@ describe('loadConfig', () => {
       rateLimitEnabled: true,
       rateLimitPerMinute: 600,
       redisUrl: null,
-      petCacheSize: 50000,
+      petCacheSize: 20000,
       sqliteSynchronous: 'FULL',
       sqliteBusyTimeoutMs: 5000,
       apiKeys: [],

@@ -1,4 +1,4 @@
-import { GroupCommit } from './group-commit';
+import { GroupCommit, MAX_GROUP_SIZE } from './group-commit';
 
 interface Deferred {
   items: string[];
@@ -29,6 +29,11 @@ function controlledCommit() {
 }
 
 const turn = () => new Promise((resolve) => setImmediate(resolve));
+/** A finished commit frees its place, and the queue goes out on the turn after. */
+const afterCommit = async () => {
+  await turn();
+  await turn();
+};
 
 /** Settles to 'pending' if the promise has not settled by the next event-loop turn. */
 async function state(promise: Promise<unknown>): Promise<string> {
@@ -74,9 +79,9 @@ describe('GroupCommit', () => {
     expect(await state(a)).toBe('resolved A');
   });
 
-  it('groups the items that arrive during a commit into the next one, never two commits at once', async () => {
+  it('with one commit at a time, groups the items that arrive during a commit into the next one', async () => {
     const { commit, calls, maxOpen } = controlledCommit();
-    const group = new GroupCommit(commit);
+    const group = new GroupCommit(commit, MAX_GROUP_SIZE, 1);
 
     const first = group.add('a');
     await turn();
@@ -85,13 +90,37 @@ describe('GroupCommit', () => {
     expect(calls.map((call) => call.items)).toEqual([['a']]);
 
     calls[0].resolve(['A']);
-    await turn();
+    await afterCommit();
     expect(calls.map((call) => call.items)).toEqual([['a'], ['b', 'c', 'd']]);
     expect(await state(later[0])).toBe('pending');
 
     calls[1].resolve(['B', 'C', 'D']);
     expect(await Promise.all([first, ...later])).toEqual(['A', 'B', 'C', 'D']);
     expect(maxOpen()).toBe(1);
+  });
+
+  it('keeps two commits running by default, and groups what arrives meanwhile', async () => {
+    const { commit, calls, maxOpen } = controlledCommit();
+    const group = new GroupCommit(commit);
+
+    const a = group.add('a');
+    await turn();
+    const b = group.add('b');
+    await turn();
+    const later = ['c', 'd', 'e'].map((item) => group.add(item));
+    await turn();
+    expect(calls.map((call) => call.items)).toEqual([['a'], ['b']]);
+
+    calls[1].resolve(['B']);
+    await afterCommit();
+    expect(calls.map((call) => call.items)).toEqual([['a'], ['b'], ['c', 'd', 'e']]);
+    expect(await state(a)).toBe('pending');
+    expect(await state(b)).toBe('resolved B');
+
+    calls[0].resolve(['A']);
+    calls[2].resolve(['C', 'D', 'E']);
+    expect(await Promise.all([a, ...later])).toEqual(['A', 'C', 'D', 'E']);
+    expect(maxOpen()).toBe(2);
   });
 
   it('splits a long queue into groups of at most the group size', async () => {

@@ -6,10 +6,16 @@ interface Pending<T, R> {
 
 /** Items committed together at most, so that one statement stays well within SQL limits. */
 export const MAX_GROUP_SIZE = 256;
+/**
+ * Groups sent to the database at once. With two, the next group is already waiting at the
+ * connection while the answers of the previous one are written, so the database never idles;
+ * SQLite still runs them one after the other.
+ */
+export const MAX_GROUPS_IN_FLIGHT = 2;
 
 /**
- * Group commit: writes that arrive while a commit is running wait for it, then go together in
- * the next one, so that N concurrent writes cost one commit (one fsync with
+ * Group commit: writes that arrive while commits are running wait for one to finish, then go
+ * together in the next one, so that N concurrent writes cost one commit (one fsync with
  * synchronous=FULL, one driver round trip) instead of N. A lone write is committed at once
  * (after the current event-loop turn, which gathers the requests that arrived together).
  *
@@ -23,29 +29,36 @@ export const MAX_GROUP_SIZE = 256;
  */
 export class GroupCommit<T, R> {
   private queue: Pending<T, R>[] = [];
-  private running = false;
+  private inFlight = 0;
+  private scheduled = false;
 
   constructor(
     private readonly commit: (items: T[]) => Promise<R[]>,
     private readonly maxGroupSize = MAX_GROUP_SIZE,
+    private readonly maxInFlight = MAX_GROUPS_IN_FLIGHT,
   ) {}
 
   add(item: T): Promise<R> {
     return new Promise<R>((resolve, reject) => {
       this.queue.push({ item, resolve, reject });
-      if (!this.running) {
-        this.running = true;
-        setImmediate(() => void this.drain());
-      }
+      this.schedule();
     });
   }
 
-  private async drain(): Promise<void> {
-    while (this.queue.length > 0) {
-      const group = this.queue.splice(0, this.maxGroupSize);
-      await this.commitGroup(group);
-    }
-    this.running = false;
+  /** Sends the queue on the next turn of the event loop, as far as commits may start. */
+  private schedule(): void {
+    if (this.scheduled || this.inFlight >= this.maxInFlight || this.queue.length === 0) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      while (this.inFlight < this.maxInFlight && this.queue.length > 0) {
+        this.inFlight += 1;
+        void this.commitGroup(this.queue.splice(0, this.maxGroupSize)).finally(() => {
+          this.inFlight -= 1;
+          this.schedule();
+        });
+      }
+    });
   }
 
   private async commitGroup(group: Pending<T, R>[]): Promise<void> {

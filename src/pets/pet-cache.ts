@@ -2,7 +2,7 @@ import { PetEntity } from './pet.entity';
 import type { PetPage, PetQuery } from './pets.service';
 
 /** Animals kept by id when PET_CACHE_SIZE is not set. */
-export const DEFAULT_PET_CACHE_SIZE = 50000;
+export const DEFAULT_PET_CACHE_SIZE = 20000;
 /** Full pages kept (each at most 100 animals, shared with the by-id entries where both hold one). */
 export const MAX_CACHED_PAGES = 1000;
 
@@ -41,7 +41,7 @@ class BoundedMap<K, V> {
  * In-process read caches for animals. They are exact, not eventually consistent, because an
  * animal never changes once created and ids only grow (SQLite assigns them at commit, one
  * writer at a time):
- * - an animal by id is the same forever once it has been read or created;
+ * - an animal by id is the same forever once it has been read;
  * - a page that came back full (as many animals as its limit) holds the oldest matching
  *   animals after its starting point; every animal created later has a larger id and lands
  *   after it, so the page never changes. A page that was not full would gain the next animal,
@@ -73,7 +73,7 @@ export class PetCache {
     return this.pets.get(id);
   }
 
-  /** Keeps an animal read from the database (or just committed) at `generation`. */
+  /** Keeps an animal read from the database at `generation`. */
   putPet(pet: PetEntity, generation: number): void {
     if (generation === this.currentGeneration) this.pets.set(pet.id, pet);
   }

@@ -258,25 +258,28 @@ describe('PetsService with its read caches and group commit', () => {
     ]);
   });
 
-  it('serves a created animal by id without reading it back', async () => {
+  it('reads a created animal from the database the first time it is asked for', async () => {
     repository.insert.mockResolvedValue({ identifiers: [{ id: 4 }], generatedMaps: [] });
-
     const pet = await service.create(newPet({ name: 'Rex', categoryId: 7 }));
+    repository.findOneBy.mockResolvedValue(pet);
 
     await expect(service.get(4)).resolves.toEqual(pet);
-    expect(repository.findOneBy).not.toHaveBeenCalled();
+    await expect(service.get(4)).resolves.toEqual(pet);
+    expect(repository.findOneBy).toHaveBeenCalledTimes(1);
   });
 
-  it('fails every create of a group whose INSERT failed, and remembers none of them', async () => {
+  it('fails every create of a group whose INSERT failed', async () => {
     repository.insert.mockRejectedValueOnce(new Error('SQLITE_FULL'));
-    repository.findOneBy.mockResolvedValue(null);
 
     const results = await Promise.allSettled([
       service.create(newPet({ name: 'A', categoryId: 1 })),
       service.create(newPet({ name: 'B', categoryId: 1 })),
     ]);
 
-    expect(results.map((result) => result.status)).toEqual(['rejected', 'rejected']);
-    await expect(service.get(1)).rejects.toThrow('No animal has id 1.');
+    expect(results).toEqual([
+      { status: 'rejected', reason: new Error('SQLITE_FULL') },
+      { status: 'rejected', reason: new Error('SQLITE_FULL') },
+    ]);
+    expect(repository.insert).toHaveBeenCalledTimes(1);
   });
 });

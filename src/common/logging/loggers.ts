@@ -73,9 +73,18 @@ export function httpLogger(root: Logger): HttpLogger<Request, Response> {
     genReqId: requestIdFor,
     quietReqLogger: true,
     quietResLogger: true,
+    // pino-http binds the whole request to a child logger on every request, serialising and
+    // redacting its headers, even though quiet loggers never use that child: no `req` binding.
+    serializers: { req: () => undefined },
     customLogLevel: (_req, res, error) => {
-      if (error || res.statusCode >= 500) return 'error';
-      return res.statusCode >= 400 || !res.writableEnded ? 'warn' : 'info';
+      const level =
+        error || res.statusCode >= 500
+          ? 'error'
+          : res.statusCode >= 400 || !res.writableEnded
+            ? 'warn'
+            : 'info';
+      // A line below the logger's level is dropped anyway: don't build it.
+      return root.isLevelEnabled(level) ? level : 'silent';
     },
     customSuccessObject: (req, res, value: { responseTime: number }) =>
       requestLine(req, res, value.responseTime),
