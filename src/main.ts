@@ -1,7 +1,7 @@
-import { Logger } from 'nestjs-pino';
 import { KEY_SETUP } from './common/auth/auth.module';
 import { KeySetup } from './common/auth/key-setup';
 import { enableGracefulShutdown } from './common/lifecycle/graceful-shutdown';
+import { PinoNestLogger } from './common/logging/nest-logger';
 import { AppConfig, describeDatabase } from './config/app-config';
 import { configFromEnvironment } from './config/environment';
 import { createApp, DOCS_PATH } from './setup-app';
@@ -42,7 +42,7 @@ async function main(): Promise<void> {
   const app = await createApp(config, { logger: false });
   enableGracefulShutdown(app, config.shutdownTimeoutMs);
   await app.listen(config.port, config.host);
-  app.useLogger(app.get(Logger));
+  app.useLogger(app.get(PinoNestLogger));
   const address = app.getHttpServer().address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const shownHost = ['0.0.0.0', '::'].includes(config.host) ? 'localhost' : config.host;

@@ -4,15 +4,16 @@ import { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import type { RequestHandler } from 'express';
 import helmet from 'helmet';
-import { Logger } from 'nestjs-pino';
 import type { DestinationStream, Logger as PinoLogger } from 'pino';
 import { apiDescription } from './api-description';
 import { AppModule } from './app.module';
 import { API_PREFIX } from './common/http/api-prefix';
 import { jsonBody } from './common/http/json-body.middleware';
 import { answerProtocolErrors, checkRequestHeaders } from './common/http/protocol-errors';
-import { createRootLogger, httpLogger } from './common/logging/loggers';
+import { createRootLogger } from './common/logging/loggers';
 import { ROOT_LOGGER } from './common/logging/logging.module';
+import { PinoNestLogger } from './common/logging/nest-logger';
+import { requestLog } from './common/logging/request-log';
 import { REQUEST_ID_HEADER } from './common/logging/request-id';
 import { AppConfig } from './config/app-config';
 import { HEALTH_PATH } from './health/health.controller';
@@ -76,7 +77,7 @@ export function setupApp(app: NestExpressApplication, config: AppConfig): void {
   app.set('query parser', 'simple');
   answerProtocolErrors(app.getHttpServer());
   app.set('trust proxy', config.trustProxy);
-  app.use(httpLogger(app.get<PinoLogger>(ROOT_LOGGER)));
+  app.use(requestLog(app.get<PinoLogger>(ROOT_LOGGER)));
   app.use(securityHeaders());
   if (config.corsOrigins.length > 0) {
     app.enableCors({
@@ -102,7 +103,7 @@ export function setupApp(app: NestExpressApplication, config: AppConfig): void {
 }
 
 export interface CreateAppOptions {
-  /** Nest's logger; by default the app's pino logger (nestjs-pino). */
+  /** Nest's logger; by default the app's pino logger (PinoNestLogger). */
   logger?: LoggerService | LogLevel[] | false;
   /** Where the logs go instead of stdout, as JSON lines (tests read them). */
   logDestination?: DestinationStream;
@@ -121,7 +122,7 @@ export async function createApp(
     abortOnError: false,
     logger: false,
   });
-  app.useLogger(options.logger ?? app.get(Logger));
+  app.useLogger(options.logger ?? app.get(PinoNestLogger));
   setupApp(app, config);
   return app;
 }

@@ -190,7 +190,10 @@ describe('AllExceptionsFilter', () => {
     });
     expect(JSON.stringify(result)).not.toContain('SELECT');
     expect(JSON.stringify(result)).not.toContain('secret');
-    expect(loggerError).toHaveBeenCalledWith('Unexpected error on POST /v1/pets', error.stack);
+    expect(loggerError).toHaveBeenCalledWith(
+      { reqId: undefined, err: { stack: error.stack } },
+      'Unexpected error on POST /v1/pets',
+    );
   });
 
   it.each([
@@ -207,7 +210,10 @@ describe('AllExceptionsFilter', () => {
       body: { code: 'internal_error', message: 'An unexpected error occurred.', status: 500 },
     });
     expect(JSON.stringify(result)).not.toContain('SELECT');
-    expect(loggerError).toHaveBeenCalledWith('Unexpected error on GET unmatched path', logged);
+    expect(loggerError).toHaveBeenCalledWith(
+      { reqId: undefined, err: { stack: logged } },
+      'Unexpected error on GET unmatched path',
+    );
   });
 
   describe('when no handler matched (NotFoundException)', () => {
@@ -305,6 +311,9 @@ describe('AllExceptionsFilter', () => {
     );
 
     expect(response.destroy).toHaveBeenCalledTimes(1);
-    expect(loggerError).toHaveBeenCalledWith('Unexpected error on GET unmatched path', error.stack);
+    expect(loggerError).toHaveBeenCalledWith(
+      { reqId: undefined, err: { stack: error.stack } },
+      'Unexpected error on GET unmatched path',
+    );
   });
 });

@@ -9,6 +9,7 @@ import {
 import { HttpAdapterHost } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import { RouteIndex } from '../http/route-index';
+import { requestIdOf } from '../logging/request-log';
 import { ApiException } from './api-exception';
 import { codeForStatus } from './error-codes';
 import { ErrorDto } from './error.dto';
@@ -52,8 +53,8 @@ export class AllExceptionsFilter implements ExceptionFilter {
 
     const stack = exception instanceof Error ? exception.stack : String(exception);
     this.logger.error(
+      { reqId: requestIdOf(request), err: { stack } },
       `Unexpected error on ${request.method} ${(request.route as { path?: string } | undefined)?.path ?? 'unmatched path'}`,
-      stack,
     );
     return new ApiException('internal_error');
   }

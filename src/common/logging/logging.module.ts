@@ -1,14 +1,13 @@
-import { DynamicModule, Global, Module, RequestMethod } from '@nestjs/common';
-import { LoggerModule } from 'nestjs-pino';
+import { DynamicModule, Global, Module } from '@nestjs/common';
 import type { Logger } from 'pino';
+import { PinoNestLogger } from './nest-logger';
 
 export const ROOT_LOGGER = Symbol('ROOT_LOGGER');
 
 /**
- * nestjs-pino on the app's root pino logger. The pino-http middleware itself is installed by
- * setupApp ahead of everything else (so body-parser errors get a request id and a log line
- * too); here nestjs-pino only binds each request's logger, so that Nest `Logger` calls made
- * while handling a request carry its id.
+ * The app's root pino logger (`ROOT_LOGGER`) and Nest's logger on top of it (`PinoNestLogger`,
+ * what `app.useLogger` is given). The request log middleware is installed by setupApp ahead of
+ * everything else, so that body-parser errors get a request id and a log line too.
  */
 @Global()
 @Module({})
@@ -16,15 +15,11 @@ export class LoggingModule {
   static forRoot(root: Logger): DynamicModule {
     return {
       module: LoggingModule,
-      imports: [
-        LoggerModule.forRoot({
-          pinoHttp: { logger: root },
-          useExisting: true,
-          forRoutes: [{ path: '{*path}', method: RequestMethod.ALL }],
-        }),
+      providers: [
+        { provide: ROOT_LOGGER, useValue: root },
+        { provide: PinoNestLogger, useValue: new PinoNestLogger(root) },
       ],
-      providers: [{ provide: ROOT_LOGGER, useValue: root }],
-      exports: [ROOT_LOGGER],
+      exports: [ROOT_LOGGER, PinoNestLogger],
     };
   }
 }
