@@ -3,7 +3,7 @@ import request, { Response } from 'supertest';
 import type { App } from 'supertest/types';
 import { DataSource } from 'typeorm';
 import { keyOwner } from '../src/common/auth/api-key.format';
-import { requestDigest } from '../src/idempotency/idempotency.interceptor';
+import { requestDigest } from '../src/idempotency/idempotent-requests';
 import { IdempotencyService } from '../src/idempotency/idempotency.service';
 import { AUTH, startApp } from './support/app';
 import { committedDocument, ContractValidator, documentedResponses } from './support/openapi';

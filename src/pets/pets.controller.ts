@@ -1,9 +1,9 @@
-import { Body, Controller, Get, Param, Post, Query, Res, UseInterceptors } from '@nestjs/common';
+import { Body, Controller, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiCreatedResponse, ApiHeader, ApiOkResponse, ApiParam } from '@nestjs/swagger';
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
 import { API_PREFIX } from '../common/http/api-prefix';
 import { ApiErrors } from '../common/openapi/api-errors.decorator';
-import { IDEMPOTENCY_KEY_HEADER, IdempotencyInterceptor } from '../idempotency/idempotency.interceptor';
+import { IDEMPOTENCY_KEY_HEADER, IdempotentRequests } from '../idempotency/idempotent-requests';
 import { DEPRECATION_HEADER_DOCS } from './deprecation';
 import { ListPetsQueryDto } from './dto/list-pets-query.dto';
 import { NewPetDto } from './dto/new-pet.dto';
@@ -20,7 +20,10 @@ export class PetsController {
   /** Response bodies of the pages the service hands out again (its cached pages). */
   private readonly bodies = new WeakMap<readonly PetEntity[], PetDto[]>();
 
-  constructor(private readonly pets: PetsService) {}
+  constructor(
+    private readonly pets: PetsService,
+    private readonly idempotent: IdempotentRequests,
+  ) {}
 
   /**
    * List all animals
@@ -99,12 +102,17 @@ export class PetsController {
       'and while the first request is still in flight 409. 1 to 255 visible ASCII characters.',
     schema: { type: 'string', minLength: 1, maxLength: 257 },
   })
-  @UseInterceptors(IdempotencyInterceptor)
   @ApiErrors([400, 401, 409, 413, 415, 422, 429, 500])
-  async createPet(@Body() newPet: NewPetDto, @Res({ passthrough: true }) res: Response): Promise<PetDto> {
-    const pet = PetDto.fromEntity(await this.pets.create(newPet));
-    res.location(`/${API_PREFIX}/pets/${pet.id}`);
-    return pet;
+  async createPet(
+    @Body() newPet: NewPetDto,
+    @Req() req: Request,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<PetDto> {
+    return this.idempotent.run(req, res, async () => {
+      const pet = PetDto.fromEntity(await this.pets.create(newPet));
+      res.location(`/${API_PREFIX}/pets/${pet.id}`);
+      return pet;
+    });
   }
 
   /**

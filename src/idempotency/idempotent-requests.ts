@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
-import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { catchError, from, mergeMap, Observable, of } from 'rxjs';
 import { keyOwner } from '../common/auth/api-key.format';
 import { validationFailed } from '../common/validation/request-validation.pipe';
 import { IdempotencyService } from './idempotency.service';
@@ -38,19 +37,22 @@ export function requestDigest(body: unknown): string {
 /**
  * Makes a create safe to retry (IETF httpapi Idempotency-Key draft): the same key from the
  * same API key with the same body within 24 hours gets the original response again, with
- * `Idempotent-Replayed: true`, and creates nothing. Without the header nothing changes.
- * Runs after the guard, so only authenticated requests reserve keys; a request that fails
- * releases its key, so the client may retry it.
+ * `Idempotent-Replayed: true`, and creates nothing. Without the header it only runs the
+ * operation. The handler calls it after the guard and the pipes, so only authenticated,
+ * valid requests reserve keys; a request that fails releases its key, so the client may
+ * retry it.
+ *
+ * Not an interceptor on purpose: any interceptor puts every request of its route through
+ * Nest's rxjs pipeline, which cost a create without the header about a tenth of its CPU
+ * (docs/performance.md).
  */
 @Injectable()
-export class IdempotencyInterceptor implements NestInterceptor {
+export class IdempotentRequests {
   constructor(private readonly idempotency: IdempotencyService) {}
 
-  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    const request = context.switchToHttp().getRequest<Request>();
-    const response = context.switchToHttp().getResponse<Response>();
+  async run<T>(request: Request, response: Response, operation: () => Promise<T>): Promise<T> {
     const header = request.headers['idempotency-key'];
-    if (header === undefined) return next.handle();
+    if (header === undefined) return operation();
 
     const key = typeof header === 'string' ? parseIdempotencyKey(header) : undefined;
     const owner = keyOwner(request.headers.authorization);
@@ -62,29 +64,25 @@ export class IdempotencyInterceptor implements NestInterceptor {
         },
       ]);
     }
-    return from(this.idempotency.claim(owner, key, requestDigest(request.body))).pipe(
-      mergeMap((claim) => {
-        if (claim.kind === 'replay') {
-          response.status(claim.response.statusCode).setHeader(REPLAYED_HEADER, 'true');
-          if (claim.response.location) response.location(claim.response.location);
-          return of(claim.response.body);
-        }
-        return next.handle().pipe(
-          mergeMap(async (body: unknown) => {
-            const location = response.getHeader('location');
-            await this.idempotency.complete(owner, key, {
-              statusCode: response.statusCode, // set by Nest before interceptors run
-              body,
-              location: typeof location === 'string' ? location : null,
-            });
-            return body;
-          }),
-          catchError(async (error: unknown) => {
-            await this.idempotency.release(owner, key);
-            throw error;
-          }),
-        );
-      }),
-    );
+    const claim = await this.idempotency.claim(owner, key, requestDigest(request.body));
+    if (claim.kind === 'replay') {
+      response.status(claim.response.statusCode).setHeader(REPLAYED_HEADER, 'true');
+      if (claim.response.location) response.location(claim.response.location);
+      return claim.response.body as T;
+    }
+    let body: T;
+    try {
+      body = await operation();
+    } catch (error) {
+      await this.idempotency.release(owner, key);
+      throw error;
+    }
+    const location = response.getHeader('location');
+    await this.idempotency.complete(owner, key, {
+      statusCode: response.statusCode, // set by Nest before the handler runs
+      body,
+      location: typeof location === 'string' ? location : null,
+    });
+    return body;
   }
 }
