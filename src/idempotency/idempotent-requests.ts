@@ -43,7 +43,7 @@ export function requestDigest(body: unknown): string {
  * retry it.
  *
  * Not an interceptor on purpose: any interceptor puts every request of its route through
- * Nest's rxjs pipeline, which cost a create without the header about a tenth of its CPU
+ * Nest's rxjs pipeline, which cost a create without the header about a quarter of its CPU
  * (docs/performance.md).
  */
 @Injectable()

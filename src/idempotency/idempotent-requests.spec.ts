@@ -1,0 +1,115 @@
+import type { Request, Response } from 'express';
+import { ApiException } from '../common/errors/api-exception';
+import type { Claim, IdempotencyService, StoredResponse } from './idempotency.service';
+import { IdempotentRequests, requestDigest } from './idempotent-requests';
+
+/** Records what the service was asked; `claim` answers what the test says. */
+function fakeService(claim: Claim | Error = { kind: 'new' }) {
+  const calls: string[] = [];
+  const completed: StoredResponse[] = [];
+  const service = {
+    claim: (owner: string, key: string, digest: string) => {
+      calls.push(`claim ${key} ${digest === requestDigest({ name: 'Rex' }) ? 'digest-ok' : 'digest-wrong'}`);
+      return claim instanceof Error ? Promise.reject(claim) : Promise.resolve(claim);
+    },
+    complete: (_owner: string, key: string, response: StoredResponse) => {
+      calls.push(`complete ${key}`);
+      completed.push(response);
+      return Promise.resolve();
+    },
+    release: (_owner: string, key: string) => {
+      calls.push(`release ${key}`);
+      return Promise.resolve();
+    },
+  };
+  return { service: service as unknown as IdempotencyService, calls, completed };
+}
+
+function exchange(headers: Record<string, string>) {
+  const request = {
+    headers: { authorization: 'Bearer key-0123456789abcdef', ...headers },
+    body: { name: 'Rex' },
+  } as unknown as Request;
+  const sent: Record<string, string> = {};
+  const response = {
+    statusCode: 201,
+    status(this: { statusCode: number }, code: number) {
+      this.statusCode = code;
+      return this;
+    },
+    setHeader(name: string, value: string) {
+      sent[name.toLowerCase()] = value;
+      return this;
+    },
+    getHeader: (name: string) => sent[name.toLowerCase()],
+    location(url: string) {
+      sent.location = url;
+      return this;
+    },
+  } as unknown as Response;
+  return { request, response, sent };
+}
+
+describe('IdempotentRequests.run', () => {
+  it('without the header only runs the operation', async () => {
+    const { service, calls } = fakeService();
+    const { request, response } = exchange({});
+    await expect(
+      new IdempotentRequests(service).run(request, response, () => Promise.resolve('made')),
+    ).resolves.toBe('made');
+    expect(calls).toEqual([]);
+  });
+
+  it('claims the key with the body digest, runs the operation, and stores its response', async () => {
+    const { service, calls, completed } = fakeService();
+    const { request, response } = exchange({ 'idempotency-key': 'k1' });
+    const body = await new IdempotentRequests(service).run(request, response, () => {
+      response.location('/v1/pets/7');
+      return Promise.resolve({ id: 7 });
+    });
+    expect(body).toEqual({ id: 7 });
+    expect(calls).toEqual(['claim k1 digest-ok', 'complete k1']);
+    expect(completed).toEqual([{ statusCode: 201, body: { id: 7 }, location: '/v1/pets/7' }]);
+  });
+
+  it('answers a replay from the stored response without running the operation', async () => {
+    const stored: StoredResponse = { statusCode: 201, body: { id: 3 }, location: '/v1/pets/3' };
+    const { service } = fakeService({ kind: 'replay', response: stored });
+    const { request, response, sent } = exchange({ 'idempotency-key': '"quoted key"' });
+    const operation = jest.fn();
+    await expect(new IdempotentRequests(service).run(request, response, operation)).resolves.toEqual({
+      id: 3,
+    });
+    expect(operation).not.toHaveBeenCalled();
+    expect(sent).toEqual({ 'idempotent-replayed': 'true', location: '/v1/pets/3' });
+  });
+
+  it('releases the key when the operation fails, and passes the error on', async () => {
+    const { service, calls } = fakeService();
+    const { request, response } = exchange({ 'idempotency-key': 'k2' });
+    const failure = new Error('database is locked');
+    await expect(
+      new IdempotentRequests(service).run(request, response, () => Promise.reject(failure)),
+    ).rejects.toBe(failure);
+    expect(calls).toEqual(['claim k2 digest-ok', 'release k2']);
+  });
+
+  it('refuses a malformed key before claiming anything', async () => {
+    const { service, calls } = fakeService();
+    const { request, response } = exchange({ 'idempotency-key': 'has space' });
+    await expect(
+      new IdempotentRequests(service).run(request, response, () => Promise.resolve('made')),
+    ).rejects.toBeInstanceOf(ApiException);
+    expect(calls).toEqual([]);
+  });
+
+  it('passes a conflict from the store on without running the operation', async () => {
+    const { service } = fakeService(new ApiException('idempotency_conflict'));
+    const { request, response } = exchange({ 'idempotency-key': 'k3' });
+    const operation = jest.fn();
+    await expect(new IdempotentRequests(service).run(request, response, operation)).rejects.toMatchObject({
+      code: 'idempotency_conflict',
+    });
+    expect(operation).not.toHaveBeenCalled();
+  });
+});
