@@ -4,7 +4,7 @@ import type { Claim, IdempotencyService, StoredResponse } from './idempotency.se
 import { IdempotentRequests, requestDigest } from './idempotent-requests';
 
 /** Records what the service was asked; `claim` answers what the test says. */
-function fakeService(claim: Claim | Error = { kind: 'new' }) {
+function fakeService(claim: Claim | Error = { kind: 'new' }, storeFails?: 'complete' | 'release') {
   const calls: string[] = [];
   const completed: StoredResponse[] = [];
   const service = {
@@ -15,11 +15,11 @@ function fakeService(claim: Claim | Error = { kind: 'new' }) {
     complete: (_owner: string, key: string, response: StoredResponse) => {
       calls.push(`complete ${key}`);
       completed.push(response);
-      return Promise.resolve();
+      return storeFails === 'complete' ? Promise.reject(new Error('disk I/O error')) : Promise.resolve();
     },
     release: (_owner: string, key: string) => {
       calls.push(`release ${key}`);
-      return Promise.resolve();
+      return storeFails === 'release' ? Promise.reject(new Error('disk I/O error')) : Promise.resolve();
     },
   };
   return { service: service as unknown as IdempotencyService, calls, completed };
@@ -73,7 +73,7 @@ describe('IdempotentRequests.run', () => {
   });
 
   it('answers a replay from the stored response without running the operation', async () => {
-    const stored: StoredResponse = { statusCode: 201, body: { id: 3 }, location: '/v1/pets/3' };
+    const stored: StoredResponse = { statusCode: 200, body: { id: 3 }, location: '/v1/pets/3' };
     const { service } = fakeService({ kind: 'replay', response: stored });
     const { request, response, sent } = exchange({ 'idempotency-key': '"quoted key"' });
     const operation = jest.fn();
@@ -82,6 +82,26 @@ describe('IdempotentRequests.run', () => {
     });
     expect(operation).not.toHaveBeenCalled();
     expect(sent).toEqual({ 'idempotent-replayed': 'true', location: '/v1/pets/3' });
+    expect(response.statusCode).toBe(200);
+  });
+
+  it('answers a create that succeeded even when its response cannot be stored', async () => {
+    const { service, calls } = fakeService({ kind: 'new' }, 'complete');
+    const { request, response } = exchange({ 'idempotency-key': 'k4' });
+    await expect(
+      new IdempotentRequests(service).run(request, response, () => Promise.resolve({ id: 9 })),
+    ).resolves.toEqual({ id: 9 });
+    expect(calls).toEqual(['claim k4 digest-ok', 'complete k4']);
+  });
+
+  it("passes the operation's error on even when the key cannot be released", async () => {
+    const { service, calls } = fakeService({ kind: 'new' }, 'release');
+    const { request, response } = exchange({ 'idempotency-key': 'k5' });
+    const failure = new ApiException('service_unavailable');
+    await expect(
+      new IdempotentRequests(service).run(request, response, () => Promise.reject(failure)),
+    ).rejects.toBe(failure);
+    expect(calls).toEqual(['claim k5 digest-ok', 'release k5']);
   });
 
   it('releases the key when the operation fails, and passes the error on', async () => {

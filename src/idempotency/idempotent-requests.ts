@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { keyOwner } from '../common/auth/api-key.format';
+import { requestIdOf } from '../common/logging/request-log';
 import { validationFailed } from '../common/validation/request-validation.pipe';
 import { IdempotencyService } from './idempotency.service';
 
@@ -40,7 +41,7 @@ export function requestDigest(body: unknown): string {
  * `Idempotent-Replayed: true`, and creates nothing. Without the header it only runs the
  * operation. The handler calls it after the guard and the pipes, so only authenticated,
  * valid requests reserve keys; a request that fails releases its key, so the client may
- * retry it.
+ * retry it. A create that succeeded is answered 201 even if its response could not be stored.
  *
  * Not an interceptor on purpose: any interceptor puts every request of its route through
  * Nest's rxjs pipeline, which cost a create without the header about a quarter of its CPU
@@ -48,6 +49,8 @@ export function requestDigest(body: unknown): string {
  */
 @Injectable()
 export class IdempotentRequests {
+  private readonly logger = new Logger('Idempotency');
+
   constructor(private readonly idempotency: IdempotencyService) {}
 
   async run<T>(request: Request, response: Response, operation: () => Promise<T>): Promise<T> {
@@ -74,15 +77,31 @@ export class IdempotentRequests {
     try {
       body = await operation();
     } catch (error) {
-      await this.idempotency.release(owner, key);
+      // The answer is the operation's error, whatever happens to the key.
+      await this.idempotency
+        .release(owner, key)
+        .catch((releaseError: unknown) =>
+          this.warn(request, 'could not release an Idempotency-Key after a failed request', releaseError),
+        );
       throw error;
     }
     const location = response.getHeader('location');
-    await this.idempotency.complete(owner, key, {
-      statusCode: response.statusCode, // set by Nest before the handler runs
-      body,
-      location: typeof location === 'string' ? location : null,
-    });
+    try {
+      await this.idempotency.complete(owner, key, {
+        statusCode: response.statusCode, // set by Nest before the handler runs
+        body,
+        location: typeof location === 'string' ? location : null,
+      });
+    } catch (completeError) {
+      // The animal exists: answering 500 would invite a retry that creates it twice. The key
+      // stays in flight (409 to a retry) until its lease runs out.
+      this.warn(request, 'could not store the response of an Idempotency-Key request', completeError);
+    }
     return body;
+  }
+
+  private warn(request: Request, message: string, error: unknown): void {
+    const reason = error instanceof Error ? error.message : String(error);
+    this.logger.warn({ reqId: requestIdOf(request) }, `${message}: ${reason}`);
   }
 }
