@@ -1,6 +1,7 @@
-import { DynamicModule, Module } from '@nestjs/common';
+import { DynamicModule, Module, Provider } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { APP_FILTER, APP_PIPE } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
+import { ApiKeyGuard } from './common/auth/api-key.guard';
 import { AuthModule } from './common/auth/auth.module';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter';
 import { createRootLogger } from './common/logging/loggers';
@@ -11,12 +12,25 @@ import { AppConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
 import { HealthModule } from './health/health.module';
 import { PetsModule } from './pets/pets.module';
+import { RateLimitGuard } from './rate-limit/rate-limit.guard';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
 
 /**
+ * The global guards, in the order they run: authentication first (it spends the per-address
+ * abuse budget of requests without a valid key, before any key lookup), then the per-key
+ * rate limit, which so only ever counts authenticated requests.
+ */
+export function globalGuards(config: AppConfig): Provider[] {
+  return [
+    { provide: APP_GUARD, useExisting: ApiKeyGuard },
+    ...(config.rateLimitEnabled ? [{ provide: APP_GUARD, useExisting: RateLimitGuard }] : []),
+  ];
+}
+
+/**
  * The application: configuration, database, auth, feature modules, and the global pipeline
- * (guard in AuthModule, pipe and filter here) as providers, so every test that builds this
- * module runs the real pipeline.
+ * (guards, pipe and filter) as providers, so every test that builds this module runs the
+ * real pipeline.
  */
 @Module({})
 export class AppModule {
@@ -33,6 +47,7 @@ export class AppModule {
         PetsModule,
       ],
       providers: [
+        ...globalGuards(config),
         { provide: APP_PIPE, useClass: RequestValidationPipe },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
       ],

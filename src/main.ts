@@ -1,4 +1,7 @@
+import type { Logger as PinoLogger } from 'pino';
 import { KEY_SETUP } from './common/auth/auth.module';
+import { API_PREFIX } from './common/http/api-prefix';
+import { ROOT_LOGGER } from './common/logging/logging.module';
 import { KeySetup } from './common/auth/key-setup';
 import { enableGracefulShutdown } from './common/lifecycle/graceful-shutdown';
 import { PinoNestLogger } from './common/logging/nest-logger';
@@ -46,7 +49,22 @@ async function main(): Promise<void> {
   const address = app.getHttpServer().address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const shownHost = ['0.0.0.0', '::'].includes(config.host) ? 'localhost' : config.host;
-  console.log(banner(`http://${shownHost}:${port}`, config, app.get<KeySetup>(KEY_SETUP)));
+  const url = `http://${shownHost}:${port}`;
+  const keys = app.get<KeySetup>(KEY_SETUP);
+  if (config.nodeEnv === 'production') {
+    // Production's standard output is JSON lines only: the same facts as one log line.
+    app.get<PinoLogger>(ROOT_LOGGER).info(
+      {
+        url: `${url}/${API_PREFIX}`,
+        docs: config.swaggerEnabled ? `${url}/${DOCS_PATH}` : null,
+        database: describeDatabase(config),
+        keys: keys.source,
+      },
+      `Pet Store API listening on ${url}/${API_PREFIX}`,
+    );
+  } else {
+    console.log(banner(url, config, keys));
+  }
 }
 
 main().catch((error: unknown) => {

@@ -2,8 +2,6 @@ import { INestApplication, LoggerService, LogLevel, RequestMethod } from '@nestj
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
-import type { RequestHandler } from 'express';
-import helmet from 'helmet';
 import type { DestinationStream, Logger as PinoLogger } from 'pino';
 import { apiDescription } from './api-description';
 import { AppModule } from './app.module';
@@ -14,6 +12,8 @@ import { createRootLogger } from './common/logging/loggers';
 import { ROOT_LOGGER } from './common/logging/logging.module';
 import { PinoNestLogger } from './common/logging/nest-logger';
 import { requestLog } from './common/logging/request-log';
+import { RouteIndex } from './common/http/route-index';
+import { securityHeaders } from './common/http/security-headers';
 import { REQUEST_ID_HEADER } from './common/logging/request-id';
 import { AppConfig } from './config/app-config';
 import { HEALTH_PATH } from './health/health.controller';
@@ -52,18 +52,32 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
   });
 }
 
-/**
- * helmet's defaults everywhere, except that the Swagger UI page does not ask the browser to
- * upgrade its requests to https: served over plain http from any host but localhost, that
- * directive makes the browser fetch the UI's own scripts over https, and the page stays blank.
- */
-function securityHeaders(): RequestHandler {
-  const everywhere = helmet();
-  const docsPage = helmet({ contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } });
-  return (req, res, next) =>
-    req.path === `/${DOCS_PATH}` || req.path.startsWith(`/${DOCS_PATH}/`)
-      ? docsPage(req, res, next)
-      : everywhere(req, res, next);
+/** Request headers a browser may send to the API, and response headers its scripts may read. */
+export const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'Idempotency-Key', REQUEST_ID_HEADER];
+export const CORS_EXPOSED_HEADERS = [
+  'Location',
+  'Link',
+  'RateLimit',
+  'RateLimit-Policy',
+  'Retry-After',
+  'Idempotent-Replayed',
+  REQUEST_ID_HEADER,
+  'Deprecation',
+  'Sunset',
+];
+
+/** CORS for the listed origins; a preflight allows the methods the asked path really has. */
+function enableCors(app: NestExpressApplication, origins: readonly string[]): void {
+  const routes = new RouteIndex(app.getHttpAdapter().getInstance());
+  app.enableCors((req: { path: string }, callback) =>
+    callback(null, {
+      origin: [...origins],
+      methods: routes.allowedMethods(req.path),
+      allowedHeaders: CORS_ALLOWED_HEADERS,
+      exposedHeaders: CORS_EXPOSED_HEADERS,
+      maxAge: 600,
+    }),
+  );
 }
 
 /**
@@ -74,20 +88,14 @@ function securityHeaders(): RequestHandler {
  */
 export function setupApp(app: NestExpressApplication, config: AppConfig): void {
   app.disable('x-powered-by');
+  // API answers are `no-store`: an ETag would only cost a hash of every body.
+  app.set('etag', false);
   app.set('query parser', 'simple');
   answerProtocolErrors(app.getHttpServer());
   app.set('trust proxy', config.trustProxy);
   app.use(requestLog(app.get<PinoLogger>(ROOT_LOGGER)));
-  app.use(securityHeaders());
-  if (config.corsOrigins.length > 0) {
-    app.enableCors({
-      origin: [...config.corsOrigins],
-      methods: ['GET', 'HEAD', 'POST'],
-      allowedHeaders: ['Authorization', 'Content-Type', REQUEST_ID_HEADER],
-      exposedHeaders: [REQUEST_ID_HEADER, 'Location', 'WWW-Authenticate', 'Deprecation', 'Sunset', 'Link'],
-      maxAge: 600,
-    });
-  }
+  app.use(securityHeaders(DOCS_PATH));
+  if (config.corsOrigins.length > 0) enableCors(app, config.corsOrigins);
   app.use(checkRequestHeaders);
   app.use(jsonBody(config.bodyLimitBytes));
   app.setGlobalPrefix(API_PREFIX, {

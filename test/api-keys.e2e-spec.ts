@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { LoggerService } from '@nestjs/common';
@@ -140,9 +141,10 @@ describe('apikey CLI errors', () => {
   let dir: ReturnType<typeof tempDir>;
   let database: Record<string, string>;
 
-  beforeAll(() => {
+  beforeAll(async () => {
     dir = tempDir();
     database = testDatabaseEnv(join(dir.path, 'cli.sqlite'));
+    expect((await apikey(database, 'list', '--init')).code).toBe(0);
   });
   afterAll(() => dir.cleanup());
 
@@ -154,7 +156,8 @@ describe('apikey CLI errors', () => {
     [['create', '--name', 'x', '--admin'], 2, /^apikey: Unknown option '--admin'/m],
     [['revoke'], 2, /^apikey: revoke needs exactly one <id\|prefix>$/m],
     [['frobnicate'], 2, /^apikey: unknown command "frobnicate"$/m],
-    [[], 2, /^usage: npm run apikey -- <command>$/m],
+    [['revoke', 'pet_ab'], 1, /^apikey: a prefix needs at least 8 characters .*, or use the id$/m],
+    [[], 2, /^usage: npm run apikey -- <command> \[--init\]$/m],
   ])('apikey %p exits %i with a clear message', async (args, code, message) => {
     const result = await apikey(database, ...args);
     expect(result.code).toBe(code);
@@ -168,13 +171,33 @@ describe('apikey CLI errors', () => {
     expect(result.stderr).toMatch(/:memory:/);
   });
 
-  it('runs through the npm script', async () => {
-    const { stdout } = await run('npm', ['run', '--silent', 'apikey', '--', 'list'], {
+  it('runs through the npm script, and names the database it opened', async () => {
+    const path = join(dir.path, 'npm.sqlite');
+    const { stdout, stderr } = await run('npm', ['run', '--silent', 'apikey', '--', 'list', '--init'], {
       cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', DATABASE_PATH: join(dir.path, 'npm.sqlite') },
+      env: { PATH: process.env.PATH ?? '', DATABASE_PATH: path },
     });
     expect(stdout.trim()).toBe('No API keys are stored.');
+    expect(stderr.trim()).toBe(`apikey: database ${path} (SQLite, WAL, synchronous=FULL)`);
   }, 120000);
+
+  it('refuses to create a SQLite database that does not exist yet, unless --init is given', async () => {
+    const path = join(dir.path, 'elsewhere', 'petstore.sqlite');
+
+    const refused = await apikey({ DATABASE_PATH: path }, 'create', '--name', 'lost');
+
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toBe('');
+    expect(refused.stderr.trim()).toBe(
+      `apikey: no database at ${path}: run from the service's folder, or set DATABASE_PATH (or DATABASE_URL) as the service has it; add --init to create a new database there`,
+    );
+    expect(existsSync(path)).toBe(false);
+
+    const created = await apikey({ DATABASE_PATH: path }, 'create', '--name', 'found', '--init');
+    expect(created.code).toBe(0);
+    expect(created.stdout).toMatch(KEY_PATTERN);
+    expect(existsSync(path)).toBe(true);
+  });
 });
 
 describe('Keys at start-up (real process)', () => {
@@ -204,7 +227,7 @@ describe('Keys at start-up (real process)', () => {
 
   it('in production, a stored key is enough to start', async () => {
     const database = testDatabaseEnv(join(dir.path, 'prod.sqlite'));
-    const key = KEY_PATTERN.exec((await apikey(database, 'create', '--name', 'prod')).stdout)![0];
+    const key = KEY_PATTERN.exec((await apikey(database, 'create', '--name', 'prod', '--init')).stdout)![0];
     const service = await spawnService({ ...database, NODE_ENV: 'production' });
     const res = await fetch(`${service.url}/v1/pets`, { headers: { Authorization: `Bearer ${key}` } });
     await stopService(service);

@@ -8,6 +8,7 @@ import {
   ApiKeysService,
   hashApiKey,
   LAST_USED_WRITE_INTERVAL_MS,
+  UNKNOWN_CACHE_MS,
   VERIFY_CACHE_MS,
 } from './api-keys.service';
 
@@ -173,9 +174,10 @@ describe('ApiKeysService (in-memory SQLite)', () => {
       await expect(service.verify(key)).resolves.toBe(false);
     });
 
-    it('does not remember a refusal: a key stored after it was refused is accepted at once', async () => {
+    it('remembers a refusal briefly: a repeated unknown key is one query, not one per request', async () => {
       const key = 'pet_added-by-another-instance-0123';
-      await expect(service.verify(key, T0)).resolves.toBe(false);
+      const lookups = jest.spyOn(repository, 'findOne');
+      await expect(service.verifyDigest(sha256Hex(key), T0)).resolves.toBe('unknown');
 
       await repository.insert({
         name: 'late',
@@ -184,7 +186,21 @@ describe('ApiKeysService (in-memory SQLite)', () => {
         createdAt: T0,
       });
 
-      await expect(service.verify(key, T0 + 1)).resolves.toBe(true);
+      await expect(service.verify(key, T0 + UNKNOWN_CACHE_MS - 1)).resolves.toBe(false);
+      expect(lookups).toHaveBeenCalledTimes(1);
+      await expect(service.verify(key, T0 + UNKNOWN_CACHE_MS)).resolves.toBe(true);
+      expect(lookups).toHaveBeenCalledTimes(2);
+    });
+
+    it('tells a revoked key from an unknown one, and remembers that briefly too', async () => {
+      const { key, record } = await service.create('client-a', T0);
+      await service.revoke(String(record.id), T0 + 1);
+
+      await expect(service.verifyDigest(sha256Hex(key), T0 + 2)).resolves.toBe('revoked');
+      await expect(
+        service.verifyDigest(sha256Hex('pet_never-stored-0123456789abcdef'), T0 + 2),
+      ).resolves.toBe('unknown');
+      expect(service.isKnown(sha256Hex(key))).toBe(false);
     });
 
     it('looks the digest up through the unique index, not by scanning the table', async () => {
@@ -255,15 +271,27 @@ describe('ApiKeysService (in-memory SQLite)', () => {
       ['an unknown id', '42'],
       ['id 0', '0'],
       ['an unknown prefix', 'pet_zzzzzzzz'],
-      ['a prefix shorter than 8 characters', 'pet_'],
-      ['an empty string', ''],
-      ['a negative id', '-1'],
     ])('refuses %s with an ApiKeyError and revokes nothing', async (_label, idOrPrefix) => {
       const { record } = await service.create('client-a', T0);
 
       const error = await apiKeyError(service.revoke(idOrPrefix, T0 + 1));
 
       expect(error.message).toBe(`no API key matches the id or prefix "${idOrPrefix}"`);
+      expect((await row(record.id)).revokedAt).toBeNull();
+    });
+
+    it.each([
+      ['a prefix shorter than 8 characters', 'pet_'],
+      ['an empty string', ''],
+      ['a negative id', '-1'],
+    ])('refuses %s as too short to be a prefix, and revokes nothing', async (_label, idOrPrefix) => {
+      const { record } = await service.create('client-a', T0);
+
+      const error = await apiKeyError(service.revoke(idOrPrefix, T0 + 1));
+
+      expect(error.message).toBe(
+        'a prefix needs at least 8 characters (the first 8 to 12 of the key, as list shows), or use the id',
+      );
       expect((await row(record.id)).revokedAt).toBeNull();
     });
 

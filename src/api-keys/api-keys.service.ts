@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
+import { LRUCache } from 'lru-cache';
 import { IsNull, Repository } from 'typeorm';
 import { generateApiKey } from '../common/auth/api-key.format';
 import { ApiKeyEntity } from './api-key.entity';
@@ -9,10 +10,18 @@ import { ApiKeyEntity } from './api-key.entity';
 export const VERIFY_CACHE_MS = 1000;
 /** last_used_at is written at most this often per key and instance. */
 export const LAST_USED_WRITE_INTERVAL_MS = 60_000;
+/** How long a digest that matches no stored key is answered from memory. */
+export const UNKNOWN_CACHE_MS = 10_000;
+/** How long a key once found valid counts as known to this instance (see `isKnown`). */
+export const KNOWN_KEY_MS = 15 * 60_000;
 const CACHE_LIMIT = 10_000;
 const PREFIX_LENGTH = 12;
+const MIN_PREFIX_LENGTH = 8;
 
 export class ApiKeyError extends Error {}
+
+/** What a stored-key lookup found. */
+export type KeyVerdict = 'valid' | 'unknown' | 'revoked';
 
 export interface CreatedApiKey {
   /** The key itself: shown once, never stored. */
@@ -31,8 +40,19 @@ export function hashApiKey(key: string): string {
 @Injectable()
 export class ApiKeysService {
   private readonly logger = new Logger('ApiKeys');
-  /** digest → key id and when the verdict expires; only valid keys are cached. */
-  private readonly verified = new Map<string, { id: number; until: number }>();
+  /**
+   * digest → key id and until when it is trusted without a lookup. Entries outlive `until`
+   * (for `isKnown`) and are dropped when a lookup finds the key revoked.
+   */
+  private readonly verified = new LRUCache<string, { id: number; until: number }>({
+    max: CACHE_LIMIT,
+    ttl: KNOWN_KEY_MS,
+  });
+  /** digests that matched no stored key, or a revoked one: a repeated wrong key is not a query each time. */
+  private readonly refused = new LRUCache<string, { verdict: Exclude<KeyVerdict, 'valid'>; until: number }>({
+    max: CACHE_LIMIT,
+    ttl: UNKNOWN_CACHE_MS,
+  });
   /** key id → when this instance last wrote last_used_at. */
   private readonly lastUsedWritten = new Map<number, number>();
 
@@ -69,7 +89,11 @@ export class ApiKeysService {
   private async find(idPrefixOrKey: string): Promise<ApiKeyEntity[]> {
     if (/^\d{1,15}$/.test(idPrefixOrKey)) return this.keys.findBy({ id: Number(idPrefixOrKey) });
     if (idPrefixOrKey.length > PREFIX_LENGTH) return this.keys.findBy({ keyHash: hashApiKey(idPrefixOrKey) });
-    if (idPrefixOrKey.length < 8) return [];
+    if (idPrefixOrKey.length < MIN_PREFIX_LENGTH) {
+      throw new ApiKeyError(
+        `a prefix needs at least ${MIN_PREFIX_LENGTH} characters (the first ${MIN_PREFIX_LENGTH} to ${PREFIX_LENGTH} of the key, as list shows), or use the id`,
+      );
+    }
     return this.keys
       .createQueryBuilder('key')
       .where('SUBSTR(key.prefix, 1, :length) = :prefix', {
@@ -99,28 +123,41 @@ export class ApiKeysService {
 
   /** Whether `presented` is a stored key that is not revoked. */
   async verify(presented: string, now = Date.now()): Promise<boolean> {
-    const digest = hashApiKey(presented);
+    return (await this.verifyDigest(hashApiKey(presented), now)) === 'valid';
+  }
+
+  /** Whether a valid stored key has this hex digest, answered from memory when it can be. */
+  async verifyDigest(digest: string, now = Date.now()): Promise<KeyVerdict> {
     const cached = this.verified.get(digest);
     if (cached && cached.until > now) {
       this.touch(cached.id, now);
-      return true;
+      return 'valid';
     }
+    const refused = this.refused.get(digest);
+    if (refused && refused.until > now) return refused.verdict;
     const key = await this.keys.findOne({
       select: { id: true, revokedAt: true },
       where: { keyHash: digest },
     });
     if (!key || key.revokedAt !== null) {
       this.forget(digest);
-      return false;
+      const verdict = key ? 'revoked' : 'unknown';
+      this.refused.set(digest, { verdict, until: now + UNKNOWN_CACHE_MS });
+      return verdict;
     }
-    if (this.verified.size >= CACHE_LIMIT) this.verified.clear();
     this.verified.set(digest, { id: key.id, until: now + VERIFY_CACHE_MS });
     this.touch(key.id, now);
-    return true;
+    return 'valid';
+  }
+
+  /** Whether this instance found the key valid within the last minutes: it may be looked up even when its address is over the abuse budget. */
+  isKnown(digest: string): boolean {
+    return this.verified.has(digest);
   }
 
   private forget(digest: string): void {
     this.verified.delete(digest);
+    this.refused.delete(digest);
   }
 
   /** Records use without a write per request: at most one UPDATE per key per interval. */

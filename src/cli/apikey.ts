@@ -1,16 +1,19 @@
 import 'reflect-metadata';
+import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { DataSource } from 'typeorm';
 import { ApiKeyEntity } from '../api-keys/api-key.entity';
 import { ApiKeyError, ApiKeysService } from '../api-keys/api-keys.service';
-import { AppConfig } from '../config/app-config';
+import { AppConfig, describeDatabase } from '../config/app-config';
 import { configFromEnvironment } from '../config/environment';
 import { openDatabase } from '../database/database.options';
 
-const USAGE = `usage: npm run apikey -- <command>
+const USAGE = `usage: npm run apikey -- <command> [--init]
   create --name <client>   create a key for a client and print it (shown only this once)
   list [--json]            list keys: id, name, prefix, created, last used, revoked (never the key)
-  revoke <id|prefix>       revoke a key; every instance refuses it within a second`;
+  revoke <id|prefix>       revoke a key; every instance refuses it within a second
+  --init                   create the SQLite database if it does not exist yet
+The database is the service's (DATABASE_PATH or DATABASE_URL, .env included); it is named on stderr.`;
 
 export const EXIT_OK = 0;
 export const EXIT_FAILED = 1;
@@ -110,7 +113,8 @@ async function run(
 
 /** Runs one CLI command against the configured database; returns the exit status. */
 export async function apiKeyCli(argv: string[], config: AppConfig, io: Output): Promise<number> {
-  const [command, ...args] = argv;
+  const init = argv.includes('--init');
+  const [command, ...args] = argv.filter((arg) => arg !== '--init');
   if (command === undefined || command === '--help' || command === 'help') {
     (command === undefined ? io.err : io.out)(USAGE);
     return command === undefined ? EXIT_USAGE : EXIT_OK;
@@ -119,6 +123,16 @@ export async function apiKeyCli(argv: string[], config: AppConfig, io: Output): 
     io.err('apikey: DATABASE_PATH is :memory:, so there are no stored keys to manage');
     return EXIT_FAILED;
   }
+  // A mistyped path or the wrong folder would otherwise make a new, empty database whose keys
+  // the service never sees.
+  if (config.databaseUrl === null && !init && !existsSync(config.databasePath)) {
+    io.err(
+      `apikey: no database at ${config.databasePath}: run from the service's folder, or set DATABASE_PATH ` +
+        '(or DATABASE_URL) as the service has it; add --init to create a new database there',
+    );
+    return EXIT_FAILED;
+  }
+  io.err(`apikey: database ${describeDatabase(config)}`);
   let dataSource: DataSource | undefined;
   try {
     dataSource = await openDatabase(config);

@@ -26,6 +26,7 @@ describe('loadConfig', () => {
       dbStatementTimeoutMs: 15000,
       rateLimitEnabled: true,
       rateLimitPerMinute: 600,
+      authFailuresPerMinute: 30,
       redisUrl: null,
       petCacheSize: 20000,
       sqliteSynchronous: 'FULL',
@@ -86,6 +87,7 @@ describe('loadConfig', () => {
         DB_STATEMENT_TIMEOUT_MS: '3000',
         RATE_LIMIT_ENABLED: 'false',
         RATE_LIMIT_PER_MINUTE: '100',
+        AUTH_FAILURES_PER_MINUTE: '5',
         REDIS_URL: 'redis://127.0.0.1:6379/2',
         PET_CACHE_SIZE: '0',
         LOG_LEVEL: 'WARN',
@@ -112,6 +114,7 @@ describe('loadConfig', () => {
       dbStatementTimeoutMs: 3000,
       rateLimitEnabled: false,
       rateLimitPerMinute: 100,
+      authFailuresPerMinute: 5,
       redisUrl: 'redis://127.0.0.1:6379/2',
       petCacheSize: 0,
       logLevel: 'warn',
@@ -380,20 +383,64 @@ describe('loadConfig', () => {
     });
   });
 
-  describe('SWAGGER_ENABLED', () => {
+  describe.each([
+    ['SWAGGER_ENABLED', 'swaggerEnabled'],
+    ['RATE_LIMIT_ENABLED', 'rateLimitEnabled'],
+  ] as const)('%s (the one boolean syntax of every flag)', (name, field) => {
     it.each([
       ['true', true],
       ['TRUE', true],
       ['false', false],
       ['False', false],
     ])('reads %s', (raw, expected) => {
-      expect(loadConfig({ SWAGGER_ENABLED: raw }).swaggerEnabled).toBe(expected);
+      expect(loadConfig({ [name]: raw })[field]).toBe(expected);
     });
 
-    it.each(['0', 'no', 'off'])('rejects "%s"', (raw) => {
-      expect(configError({ SWAGGER_ENABLED: raw }).message).toBe(
-        `SWAGGER_ENABLED must be true or false (got "${raw}")`,
+    it.each(['0', '1', 'no', 'yes', 'off', 'on'])('rejects "%s"', (raw) => {
+      expect(configError({ [name]: raw }).message).toBe(`${name} must be true or false (got "${raw}")`);
+    });
+  });
+
+  describe('NODE_ENV', () => {
+    it.each(['development', 'production', 'test'])('reads %s', (raw) => {
+      expect(loadConfig({ NODE_ENV: raw }).nodeEnv).toBe(raw);
+    });
+
+    it.each(['prod', 'Production', 'staging', 'dev'])('refuses "%s"', (raw) => {
+      expect(configError({ NODE_ENV: raw }).message).toBe(
+        `NODE_ENV must be one of development, production, test (got "${raw}")`,
       );
     });
+  });
+
+  describe('AUTH_FAILURES_PER_MINUTE', () => {
+    it.each(['0', '-1', 'many'])('refuses "%s"', (raw) => {
+      expect(configError({ AUTH_FAILURES_PER_MINUTE: raw }).message).toBe(
+        `AUTH_FAILURES_PER_MINUTE must be an integer from 1 to 10000000 (got "${raw}")`,
+      );
+    });
+  });
+
+  it('reports every problem at once, one line each, in a fixed order', () => {
+    const error = configError({ NODE_ENV: 'prod', PORT: 'http', LOG_LEVEL: 'loud', SWAGGER_ENABLED: 'yes' });
+
+    expect(error.problems).toEqual([
+      'NODE_ENV must be one of development, production, test (got "prod")',
+      'PORT must be an integer from 0 to 65535 (got "http")',
+      'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got "loud")',
+      'SWAGGER_ENABLED must be true or false (got "yes")',
+    ]);
+    expect(error.message.split('\n')).toEqual(error.problems);
+  });
+
+  it('never prints a secret value among the problems', () => {
+    const error = configError({
+      API_KEYS: 'short-secret',
+      DATABASE_URL: 'mysql://user:hunter2@db/pets',
+      PORT: 'x',
+    });
+
+    expect(error.problems).toHaveLength(3);
+    expect(error.message).not.toMatch(/short-secret|hunter2/);
   });
 });

@@ -5,6 +5,9 @@ import { DEFAULT_PET_CACHE_SIZE } from '../pets/pet-cache';
 
 export type SqliteSynchronous = 'FULL' | 'NORMAL';
 
+export const NODE_ENVS = ['development', 'production', 'test'] as const;
+export type NodeEnv = (typeof NODE_ENVS)[number];
+
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
@@ -16,7 +19,7 @@ export type TrustProxy = boolean | number | string[];
  * Only this folder (and the TypeORM CLI data source) reads `process.env`.
  */
 export interface AppConfig {
-  readonly nodeEnv: string;
+  readonly nodeEnv: NodeEnv;
   readonly port: number;
   readonly host: string;
   /** SQLite file path, or `:memory:` (used when no PostgreSQL URL is configured). */
@@ -33,6 +36,11 @@ export interface AppConfig {
   /** Per-API-key request limit (RATE_LIMIT_ENABLED, RATE_LIMIT_PER_MINUTE). */
   readonly rateLimitEnabled: boolean;
   readonly rateLimitPerMinute: number;
+  /**
+   * Requests without a valid key allowed per client address and minute before they are
+   * answered 429 without a key lookup (AUTH_FAILURES_PER_MINUTE; off with RATE_LIMIT_ENABLED=false).
+   */
+  readonly authFailuresPerMinute: number;
   /** Redis shared by every instance for rate-limit counters; unset: counters in process. */
   readonly redisUrl: string | null;
   /** Animals kept in the in-process read cache (PET_CACHE_SIZE); 0 turns the caches off. */
@@ -56,9 +64,14 @@ export interface AppConfig {
 }
 
 export class ConfigError extends Error {
-  constructor(message: string) {
-    super(message);
+  /** Every problem found, one line each (a single one for an error about one variable). */
+  readonly problems: readonly string[];
+
+  constructor(problems: string | readonly string[]) {
+    const list = typeof problems === 'string' ? [problems] : problems;
+    super(list.join('\n'));
     this.name = 'ConfigError';
+    this.problems = list;
   }
 }
 
@@ -131,14 +144,6 @@ function databasePath(env: Env): string {
   if (raw === ':memory:') return raw;
   if (raw.includes('\0')) throw new ConfigError('DATABASE_PATH must be a file path or :memory:');
   return isAbsolute(raw) ? raw : resolve(raw);
-}
-
-function flag(env: Env, name: string, fallback: boolean): boolean {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (/^(true|1|yes|on)$/i.test(raw)) return true;
-  if (/^(false|0|no|off)$/i.test(raw)) return false;
-  throw new ConfigError(`${name} must be true or false (got "${raw}")`);
 }
 
 function redisUrl(env: Env): string | null {
@@ -216,12 +221,22 @@ function logLevel(env: Env): LogLevel {
   return value;
 }
 
+/** The one boolean syntax of every flag: `true` or `false`, in any case. */
 function boolean(env: Env, name: string, fallback: boolean): boolean {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   if (/^true$/i.test(raw)) return true;
   if (/^false$/i.test(raw)) return false;
   throw new ConfigError(`${name} must be true or false (got "${raw}")`);
+}
+
+function nodeEnv(env: Env): NodeEnv {
+  const raw = env.NODE_ENV;
+  if (raw === undefined || raw === '') return 'development';
+  if (!(NODE_ENVS as readonly string[]).includes(raw)) {
+    throw new ConfigError(`NODE_ENV must be one of ${NODE_ENVS.join(', ')} (got "${raw}")`);
+  }
+  return raw as NodeEnv;
 }
 
 /** A comma-separated list, entries trimmed, empty entries dropped. */
@@ -274,33 +289,49 @@ function trustProxy(env: Env): TrustProxy {
   return addresses;
 }
 
-/** Builds the configuration from an environment, or throws a ConfigError with one clear line. */
+/**
+ * Builds the configuration from an environment, or throws one ConfigError that names every
+ * problem found, one line each (never a secret value).
+ */
 export function loadConfig(env: Env): AppConfig {
-  const database = databasePath(env);
-  return {
-    nodeEnv: env.NODE_ENV || 'development',
-    port: integer(env, 'PORT', 3000, 0, 65535),
-    host: host(env),
-    databasePath: database,
-    databaseUrl: databaseUrl(env),
-    databaseSchema: schemaName(env),
-    dbPoolSize: integer(env, 'DB_POOL_SIZE', 10, 2, 1000),
-    dbConnectTimeoutMs: integer(env, 'DB_CONNECT_TIMEOUT_MS', 5000, 100, 600000),
-    dbStatementTimeoutMs: integer(env, 'DB_STATEMENT_TIMEOUT_MS', 15000, 100, 3600000),
-    rateLimitEnabled: flag(env, 'RATE_LIMIT_ENABLED', true),
-    rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 1, 10_000_000),
-    redisUrl: redisUrl(env),
-    petCacheSize: integer(env, 'PET_CACHE_SIZE', DEFAULT_PET_CACHE_SIZE, 0, 10_000_000),
-    sqliteSynchronous: oneOf(env, 'SQLITE_SYNCHRONOUS', ['FULL', 'NORMAL'] as const, 'FULL'),
-    sqliteBusyTimeoutMs: integer(env, 'SQLITE_BUSY_TIMEOUT_MS', 5000, 0, 600000),
-    apiKeys: apiKeys(env),
-    productionBaseUrl: url(env, 'PRODUCTION_BASE_URL', 'https://api.petstore.example.com/v1'),
-    stagingBaseUrl: url(env, 'STAGING_BASE_URL', 'https://staging-api.petstore.example.com/v1'),
-    bodyLimitBytes: 16 * 1024,
-    logLevel: logLevel(env),
-    corsOrigins: corsOrigins(env),
-    trustProxy: trustProxy(env),
-    shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10000, 0, 600000),
-    swaggerEnabled: boolean(env, 'SWAGGER_ENABLED', true),
+  const problems: string[] = [];
+  /** The setting's value, or (after noting its problem) a stand-in never used. */
+  const read = <T>(parse: () => T): T => {
+    try {
+      return parse();
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      problems.push(...error.problems);
+      return undefined as T;
+    }
   };
+  const config: AppConfig = {
+    nodeEnv: read(() => nodeEnv(env)),
+    port: read(() => integer(env, 'PORT', 3000, 0, 65535)),
+    host: read(() => host(env)),
+    databasePath: read(() => databasePath(env)),
+    databaseUrl: read(() => databaseUrl(env)),
+    databaseSchema: read(() => schemaName(env)),
+    dbPoolSize: read(() => integer(env, 'DB_POOL_SIZE', 10, 2, 1000)),
+    dbConnectTimeoutMs: read(() => integer(env, 'DB_CONNECT_TIMEOUT_MS', 5000, 100, 600000)),
+    dbStatementTimeoutMs: read(() => integer(env, 'DB_STATEMENT_TIMEOUT_MS', 15000, 100, 3600000)),
+    rateLimitEnabled: read(() => boolean(env, 'RATE_LIMIT_ENABLED', true)),
+    rateLimitPerMinute: read(() => integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 1, 10_000_000)),
+    authFailuresPerMinute: read(() => integer(env, 'AUTH_FAILURES_PER_MINUTE', 30, 1, 10_000_000)),
+    redisUrl: read(() => redisUrl(env)),
+    petCacheSize: read(() => integer(env, 'PET_CACHE_SIZE', DEFAULT_PET_CACHE_SIZE, 0, 10_000_000)),
+    sqliteSynchronous: read(() => oneOf(env, 'SQLITE_SYNCHRONOUS', ['FULL', 'NORMAL'] as const, 'FULL')),
+    sqliteBusyTimeoutMs: read(() => integer(env, 'SQLITE_BUSY_TIMEOUT_MS', 5000, 0, 600000)),
+    apiKeys: read(() => apiKeys(env)),
+    productionBaseUrl: read(() => url(env, 'PRODUCTION_BASE_URL', 'https://api.petstore.example.com/v1')),
+    stagingBaseUrl: read(() => url(env, 'STAGING_BASE_URL', 'https://staging-api.petstore.example.com/v1')),
+    bodyLimitBytes: 16 * 1024,
+    logLevel: read(() => logLevel(env)),
+    corsOrigins: read(() => corsOrigins(env)),
+    trustProxy: read(() => trustProxy(env)),
+    shutdownTimeoutMs: read(() => integer(env, 'SHUTDOWN_TIMEOUT_MS', 10000, 0, 600000)),
+    swaggerEnabled: read(() => boolean(env, 'SWAGGER_ENABLED', true)),
+  };
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
 }

@@ -64,7 +64,7 @@ export class HealthController {
     description: 'Checks nothing else: restart the instance only when this fails.',
   })
   @ApiOkResponse(HEALTHY)
-  @HealthCheck({ noCache: true, swaggerDocumentation: false })
+  @HealthCheck({ noCache: false, swaggerDocumentation: false })
   @Get('live')
   live(): Promise<HealthCheckResult> {
     return this.health.check([]);
@@ -81,7 +81,7 @@ export class HealthController {
     description: 'Not ready: the message names the failing checks.',
     type: ErrorDto,
   })
-  @HealthCheck({ noCache: true, swaggerDocumentation: false })
+  @HealthCheck({ noCache: false, swaggerDocumentation: false })
   @Get('ready')
   async ready(): Promise<HealthCheckResult> {
     try {

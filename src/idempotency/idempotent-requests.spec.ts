@@ -1,4 +1,5 @@
 import type { Request, Response } from 'express';
+import { setCaller } from '../common/auth/caller';
 import { ApiException } from '../common/errors/api-exception';
 import type { Claim, IdempotencyService, StoredResponse } from './idempotency.service';
 import { IdempotentRequests, requestDigest } from './idempotent-requests';
@@ -30,6 +31,8 @@ function exchange(headers: Record<string, string>) {
     headers: { authorization: 'Bearer key-0123456789abcdef', ...headers },
     body: { name: 'Rex' },
   } as unknown as Request;
+  // What the authentication guard records before the handler runs.
+  setCaller(request, { owner: 'owner-digest' });
   const sent: Record<string, string> = {};
   const response = {
     statusCode: 201,

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { keyOwner } from '../common/auth/api-key.format';
+import { callerOf } from '../common/auth/caller';
 import { requestIdOf } from '../common/logging/request-log';
 import { validationFailed } from '../common/validation/request-validation.pipe';
 import { IdempotencyService } from './idempotency.service';
@@ -58,7 +58,7 @@ export class IdempotentRequests {
     if (header === undefined) return operation();
 
     const key = typeof header === 'string' ? parseIdempotencyKey(header) : undefined;
-    const owner = keyOwner(request.headers.authorization);
+    const owner = callerOf(request)?.owner;
     if (key === undefined || owner === undefined) {
       throw validationFailed([
         {

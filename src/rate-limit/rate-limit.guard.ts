@@ -1,7 +1,7 @@
 import { ExecutionContext, Injectable } from '@nestjs/common';
 import { ThrottlerGuard, ThrottlerRequest } from '@nestjs/throttler';
 import type { Request, Response } from 'express';
-import { keyOwner } from '../common/auth/api-key.format';
+import { callerOf } from '../common/auth/caller';
 import { IS_PUBLIC } from '../common/auth/public.decorator';
 import { ApiException } from '../common/errors/api-exception';
 
@@ -23,9 +23,10 @@ export class RateLimitGuard extends ThrottlerGuard {
     return Promise.resolve(Boolean(isPublic));
   }
 
+  /** The caller the authentication guard recorded (it runs first); the address otherwise. */
   protected override getTracker(req: Record<string, unknown>): Promise<string> {
     const request = req as unknown as Request;
-    const owner = keyOwner(request.headers.authorization);
+    const owner = callerOf(request)?.owner;
     return Promise.resolve(owner ? `key:${owner}` : `ip:${request.ip ?? 'unknown'}`);
   }
 

@@ -1,6 +1,5 @@
 import { once } from 'node:events';
 import { DynamicModule, Logger, Module } from '@nestjs/common';
-import { APP_GUARD } from '@nestjs/core';
 import { ThrottlerModule, ThrottlerModuleOptions, ThrottlerStorage } from '@nestjs/throttler';
 import { ThrottlerStorageRedisService } from '@nest-lab/throttler-storage-redis';
 import { AppConfig } from '../config/app-config';
@@ -55,7 +54,9 @@ export class RateLimitModule {
           }),
         }),
       ],
-      providers: [{ provide: APP_GUARD, useClass: RateLimitGuard }],
+      // Registered as a global guard by AppModule, which decides the order of the guards.
+      providers: [RateLimitGuard],
+      exports: [RateLimitGuard],
     };
   }
 }

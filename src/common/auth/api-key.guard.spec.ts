@@ -1,24 +1,48 @@
 import { Controller, ExecutionContext, Get } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { ApiKeysService } from '../../api-keys/api-keys.service';
+import { createHash } from 'node:crypto';
+import type { Request } from 'express';
+import { ApiKeysService, KeyVerdict } from '../../api-keys/api-keys.service';
 import { ApiException } from '../errors/api-exception';
+import { AbuseLimiter, MemoryCounters } from './abuse-limiter';
 import { ApiKeyGuard, REALM } from './api-key.guard';
 import { ApiKeyStore } from './api-key.store';
+import { callerOf } from './caller';
 import { Public } from './public.decorator';
 
 const KEY = 'pet_valid-key-0123456789abcdef';
 const OTHER_KEY = 'other+key/0123456789abcdef==';
 const STORED_KEY = 'pet_stored-key-0123456789abcdef';
 
-type FakeStoredKeys = { verify: jest.Mock<Promise<boolean>, [string]> };
+const sha256Hex = (value: string) => createHash('sha256').update(value).digest('hex');
 
-/** A stand-in for ApiKeysService that knows the given stored keys. */
+type FakeStoredKeys = {
+  verifyDigest: jest.Mock<Promise<KeyVerdict>, [string]>;
+  isKnown: jest.Mock<boolean, [string]>;
+};
+
+/** A stand-in for ApiKeysService that knows the given stored keys (by digest, as the service does). */
 function fakeStoredKeys(...keys: string[]): FakeStoredKeys {
-  return { verify: jest.fn((token: string) => Promise.resolve(keys.includes(token))) };
+  const digests = keys.map(sha256Hex);
+  return {
+    verifyDigest: jest.fn((digest: string) =>
+      Promise.resolve(digests.includes(digest) ? 'valid' : 'unknown'),
+    ),
+    isKnown: jest.fn((_digest: string) => false),
+  };
 }
 
-function guardWith(configured: string[], stored: FakeStoredKeys): ApiKeyGuard {
-  return new ApiKeyGuard(new Reflector(), new ApiKeyStore(configured), stored as unknown as ApiKeysService);
+function guardWith(
+  configured: string[],
+  stored: FakeStoredKeys,
+  abuse = new AbuseLimiter(null, 1),
+): ApiKeyGuard {
+  return new ApiKeyGuard(
+    new Reflector(),
+    new ApiKeyStore(configured),
+    stored as unknown as ApiKeysService,
+    abuse,
+  );
 }
 
 @Controller()
@@ -43,7 +67,18 @@ function contextFor(
   controller: new () => object = ProtectedController,
   handler = 'handler',
 ): ExecutionContext {
-  const request = { headers: authorization === undefined ? {} : { authorization } };
+  return contextOf(requestFor(authorization), controller, handler);
+}
+
+function requestFor(authorization: string | undefined, ip = '192.0.2.1'): Request {
+  return { headers: authorization === undefined ? {} : { authorization }, ip } as unknown as Request;
+}
+
+function contextOf(
+  request: Request,
+  controller: new () => object = ProtectedController,
+  handler = 'handler',
+): ExecutionContext {
   return {
     getHandler: () => (controller.prototype as Record<string, unknown>)[handler],
     getClass: () => controller,
@@ -117,7 +152,7 @@ describe('ApiKeyGuard', () => {
     ['a scheme glued to the key', `Bearer${KEY}`],
   ])('answers 401 with the realm only for %s', async (_label, header) => {
     expect(describeError(await rejection(guard, contextFor(header)))).toEqual(MISSING);
-    expect(storedKeys.verify).not.toHaveBeenCalled();
+    expect(storedKeys.verifyDigest).not.toHaveBeenCalled();
   });
 
   it.each([
@@ -155,34 +190,41 @@ describe('ApiKeyGuard', () => {
   it('does not check keys on @Public() routes', async () => {
     const keys = new ApiKeyStore([KEY]);
     const isValid = jest.spyOn(keys, 'isValid');
-    const publicGuard = new ApiKeyGuard(new Reflector(), keys, storedKeys as unknown as ApiKeysService);
+    const isValidDigest = jest.spyOn(keys, 'isValidDigest');
+    const publicGuard = new ApiKeyGuard(
+      new Reflector(),
+      keys,
+      storedKeys as unknown as ApiKeysService,
+      new AbuseLimiter(null, 1),
+    );
 
     await expect(
       publicGuard.canActivate(contextFor('Bearer wrong-key-0123456789', PublicController)),
     ).resolves.toBe(true);
     expect(isValid).not.toHaveBeenCalled();
-    expect(storedKeys.verify).not.toHaveBeenCalled();
+    expect(isValidDigest).not.toHaveBeenCalled();
+    expect(storedKeys.verifyDigest).not.toHaveBeenCalled();
   });
 
   describe('with stored keys', () => {
     it('does not look up stored keys when an API_KEYS key matches', async () => {
       await expect(guard.canActivate(contextFor(`Bearer ${KEY}`))).resolves.toBe(true);
       await expect(guard.canActivate(contextFor(`bearer ${OTHER_KEY}`))).resolves.toBe(true);
-      expect(storedKeys.verify).not.toHaveBeenCalled();
+      expect(storedKeys.verifyDigest).not.toHaveBeenCalled();
     });
 
     it('lets a stored key that verifies through', async () => {
       await expect(guard.canActivate(contextFor(`Bearer ${STORED_KEY}`))).resolves.toBe(true);
-      expect(storedKeys.verify).toHaveBeenCalledTimes(1);
-      expect(storedKeys.verify).toHaveBeenCalledWith(STORED_KEY);
+      expect(storedKeys.verifyDigest).toHaveBeenCalledTimes(1);
+      expect(storedKeys.verifyDigest).toHaveBeenCalledWith(sha256Hex(STORED_KEY));
     });
 
     it('asks the stored keys about any other well-formed token, and refuses it when they say no', async () => {
       const presented = 'wrong-key-0123456789abcdef';
 
       expect(describeError(await rejection(guard, contextFor(`Bearer ${presented}`)))).toEqual(INVALID);
-      expect(storedKeys.verify).toHaveBeenCalledTimes(1);
-      expect(storedKeys.verify).toHaveBeenCalledWith(presented);
+      expect(storedKeys.verifyDigest).toHaveBeenCalledTimes(1);
+      expect(storedKeys.verifyDigest).toHaveBeenCalledWith(sha256Hex(presented));
     });
 
     it.each([
@@ -191,7 +233,7 @@ describe('ApiKeyGuard', () => {
       ['a token with a forbidden character', `Bearer ${STORED_KEY}!`],
     ])('does not look up %s', async (_label, header) => {
       expect(describeError(await rejection(guard, contextFor(header)))).toEqual(INVALID);
-      expect(storedKeys.verify).not.toHaveBeenCalled();
+      expect(storedKeys.verifyDigest).not.toHaveBeenCalled();
     });
 
     it('accepts stored keys when API_KEYS is empty', async () => {
@@ -209,9 +251,78 @@ describe('ApiKeyGuard', () => {
     });
 
     it('passes a failure of the stored-key lookup on instead of letting the request through', async () => {
-      storedKeys.verify.mockRejectedValueOnce(new Error('SQLITE_BUSY'));
+      storedKeys.verifyDigest.mockRejectedValueOnce(new Error('SQLITE_BUSY'));
 
       await expect(guard.canActivate(contextFor(`Bearer ${STORED_KEY}`))).rejects.toThrow('SQLITE_BUSY');
+    });
+  });
+
+  it('records the caller as the digest of its key, never the key itself', async () => {
+    const request = requestFor(`Bearer ${STORED_KEY}`);
+
+    await expect(guard.canActivate(contextOf(request))).resolves.toBe(true);
+
+    expect(callerOf(request)).toEqual({ owner: sha256Hex(STORED_KEY) });
+  });
+
+  describe('with an abuse budget of 3 per address', () => {
+    let abuse: AbuseLimiter;
+
+    beforeEach(() => {
+      abuse = new AbuseLimiter(new MemoryCounters(), 3);
+      guard = guardWith([KEY], storedKeys, abuse);
+    });
+
+    const attempt = (header: string | undefined, ip = '192.0.2.1') =>
+      guard.canActivate(contextOf(requestFor(header, ip))).catch((error: ApiException) => error);
+
+    it('refuses the request after three without a valid key with 429, without a lookup', async () => {
+      for (const header of [undefined, 'Bearer wrong-key-0123456789abcdef', 'Basic abc']) {
+        expect(((await attempt(header)) as ApiException).getStatus()).toBe(401);
+      }
+      storedKeys.verifyDigest.mockClear();
+
+      const refused = (await attempt('Bearer another-wrong-key-0123456789')) as ApiException;
+
+      expect(describeError(refused)).toEqual({
+        code: 'rate_limited',
+        status: 429,
+        message: expect.stringMatching(
+          /^Too many requests without a valid API key from this address\. Retry after \d+ seconds\.$/,
+        ),
+        details: undefined,
+        headers: { 'Retry-After': expect.stringMatching(/^(60|[1-5]?[0-9])$/) },
+      });
+      expect(storedKeys.verifyDigest).not.toHaveBeenCalled();
+      expect(((await attempt(undefined)) as ApiException).getStatus()).toBe(429);
+    });
+
+    it('still lets valid keys through from the address that spent its budget', async () => {
+      for (let i = 0; i < 4; i++) await attempt('Bearer wrong-key-0123456789abcdef');
+
+      await expect(attempt(`Bearer ${KEY}`)).resolves.toBe(true);
+      storedKeys.isKnown.mockReturnValue(true);
+      await expect(attempt(`Bearer ${STORED_KEY}`)).resolves.toBe(true);
+    });
+
+    it('holds back a stored key this instance has not seen valid lately, like any unknown key', async () => {
+      for (let i = 0; i < 3; i++) await attempt('Bearer wrong-key-0123456789abcdef');
+
+      expect(((await attempt(`Bearer ${STORED_KEY}`)) as ApiException).getStatus()).toBe(429);
+    });
+
+    it('counts per address: another address has its own budget', async () => {
+      for (let i = 0; i < 4; i++) await attempt('Bearer wrong-key-0123456789abcdef', '192.0.2.1');
+
+      expect(
+        ((await attempt('Bearer wrong-key-0123456789abcdef', '192.0.2.2')) as ApiException).getStatus(),
+      ).toBe(401);
+    });
+
+    it('does not count requests with a valid key', async () => {
+      for (let i = 0; i < 10; i++) await attempt(`Bearer ${KEY}`);
+
+      expect(((await attempt(undefined)) as ApiException).getStatus()).toBe(401);
     });
   });
 });

@@ -3,8 +3,10 @@ import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { ApiKeysService } from '../../api-keys/api-keys.service';
 import { ApiException } from '../errors/api-exception';
+import { AbuseLimiter } from './abuse-limiter';
 import { bearerToken } from './api-key.format';
-import { ApiKeyStore } from './api-key.store';
+import { ApiKeyStore, digest } from './api-key.store';
+import { setCaller } from './caller';
 import { IS_PUBLIC } from './public.decorator';
 
 export const REALM = 'petstore';
@@ -12,9 +14,16 @@ export const REALM = 'petstore';
 export const BEARER_CHALLENGE = `Bearer realm="${REALM}"`;
 export const INVALID_TOKEN_CHALLENGE = `${BEARER_CHALLENGE}, error="invalid_token"`;
 
+const BEARER_SCHEME = /^bearer(\s|$)/i;
+
 /**
  * The global guard: every route needs a valid bearer API key unless marked `@Public()`: one
- * of `API_KEYS` (constant-time) or a stored key that is not revoked (digest lookup).
+ * of `API_KEYS` (constant-time) or a stored key that is not revoked (digest lookup). The key
+ * is hashed once; the caller is recorded on the request for the rate limiter and idempotency.
+ *
+ * Requests without a valid key spend their address's abuse budget; once it is spent they are
+ * refused with 429 before any lookup in the key store. Keys this instance knows to be valid
+ * (`API_KEYS`, stored keys it verified recently) are never held back by that budget.
  * Guards run before pipes, so an unauthenticated request is 401 before its body is validated.
  */
 @Injectable()
@@ -23,6 +32,7 @@ export class ApiKeyGuard implements CanActivate {
     private readonly reflector: Reflector,
     private readonly configuredKeys: ApiKeyStore,
     private readonly storedKeys: ApiKeysService,
+    private readonly abuse: AbuseLimiter,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -32,8 +42,26 @@ export class ApiKeyGuard implements CanActivate {
     ]);
     if (isPublic) return true;
 
-    const header = context.switchToHttp().getRequest<Request>().headers.authorization ?? '';
-    if (!/^bearer(\s|$)/i.test(header)) {
+    const request = context.switchToHttp().getRequest<Request>();
+    const header = request.headers.authorization;
+    const token = bearerToken(header);
+    if (token !== undefined) {
+      const keyDigest = digest(token);
+      const owner = keyDigest.toString('hex');
+      if (this.configuredKeys.isValidDigest(keyDigest)) {
+        setCaller(request, { owner });
+        return true;
+      }
+      if (!this.storedKeys.isKnown(owner)) await this.abuse.check(addressOf(request));
+      if ((await this.storedKeys.verifyDigest(owner)) === 'valid') {
+        setCaller(request, { owner });
+        return true;
+      }
+    } else {
+      await this.abuse.check(addressOf(request));
+    }
+    await this.abuse.failed(addressOf(request));
+    if (header === undefined || !BEARER_SCHEME.test(header)) {
       throw new ApiException(
         'unauthorized',
         'An API key is required: send Authorization: Bearer <key>.',
@@ -41,15 +69,12 @@ export class ApiKeyGuard implements CanActivate {
         { 'WWW-Authenticate': BEARER_CHALLENGE },
       );
     }
-    const token = bearerToken(header);
-    if (
-      token === undefined ||
-      !(this.configuredKeys.isValid(token) || (await this.storedKeys.verify(token)))
-    ) {
-      throw new ApiException('unauthorized', 'The API key is not valid.', undefined, {
-        'WWW-Authenticate': INVALID_TOKEN_CHALLENGE,
-      });
-    }
-    return true;
+    throw new ApiException('unauthorized', 'The API key is not valid.', undefined, {
+      'WWW-Authenticate': INVALID_TOKEN_CHALLENGE,
+    });
   }
+}
+
+function addressOf(request: Request): string {
+  return request.ip ?? request.socket.remoteAddress ?? 'unknown';
 }

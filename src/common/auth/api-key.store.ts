@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 
-function digest(value: string): Buffer {
+/** The SHA-256 digest of a key: what is compared, counted and looked up instead of the key. */
+export function digest(value: string): Buffer {
   return createHash('sha256').update(value, 'utf8').digest();
 }
 
@@ -21,7 +22,11 @@ export class ApiKeyStore {
   }
 
   isValid(presented: string): boolean {
-    const candidate = digest(presented);
+    return this.isValidDigest(digest(presented));
+  }
+
+  /** `isValid` for a key whose digest the caller already has. */
+  isValidDigest(candidate: Buffer): boolean {
     let valid = false;
     for (const stored of this.digests) {
       valid = timingSafeEqual(candidate, stored) || valid;

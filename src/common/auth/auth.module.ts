@@ -1,9 +1,9 @@
 import { Global, Module } from '@nestjs/common';
-import { APP_GUARD } from '@nestjs/core';
 import { ApiKeysModule } from '../../api-keys/api-keys.module';
 import { ApiKeysService } from '../../api-keys/api-keys.service';
 import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
+import { createAbuseLimiter, AbuseLimiter } from './abuse-limiter';
 import { ApiKeyGuard } from './api-key.guard';
 import { ApiKeyStore } from './api-key.store';
 import { setUpKeys } from './key-setup';
@@ -24,8 +24,18 @@ export const KEY_SETUP = Symbol('KEY_SETUP');
       inject: [APP_CONFIG],
       useFactory: (config: AppConfig) => new ApiKeyStore(config.apiKeys),
     },
-    { provide: APP_GUARD, useClass: ApiKeyGuard },
+    {
+      provide: AbuseLimiter,
+      inject: [APP_CONFIG],
+      useFactory: (config: AppConfig) =>
+        createAbuseLimiter({
+          enabled: config.rateLimitEnabled,
+          limit: config.authFailuresPerMinute,
+          redisUrl: config.redisUrl,
+        }),
+    },
+    ApiKeyGuard,
   ],
-  exports: [KEY_SETUP, ApiKeyStore],
+  exports: [KEY_SETUP, ApiKeyStore, ApiKeyGuard],
 })
 export class AuthModule {}

@@ -45,7 +45,13 @@ describe('errorReply', () => {
       expect.stringMatching(/^Date: \w{3}, \d{2} \w{3} \d{4} \d{2}:\d{2}:\d{2} GMT$/),
       'Content-Type: application/json; charset=utf-8',
       `Content-Length: ${Buffer.byteLength(body)}`,
+      'Cache-Control: no-store',
+      "Content-Security-Policy: default-src 'none'; frame-ancestors 'none'",
       'X-Content-Type-Options: nosniff',
+      'X-Frame-Options: DENY',
+      'Strict-Transport-Security: max-age=31536000; includeSubDomains',
+      'Referrer-Policy: no-referrer',
+      expect.stringMatching(/^X-Request-Id: [0-9a-f-]{36}$/),
       'Connection: close',
     ]);
     expect(JSON.parse(body)).toEqual({
@@ -156,7 +162,13 @@ describe('answerProtocolErrors', () => {
     expect(res.writeHead).toHaveBeenCalledWith(417, {
       'Content-Type': 'application/json; charset=utf-8',
       'Content-Length': String(Buffer.byteLength(body)),
+      'Cache-Control': 'no-store',
+      'Content-Security-Policy': "default-src 'none'; frame-ancestors 'none'",
       'X-Content-Type-Options': 'nosniff',
+      'X-Frame-Options': 'DENY',
+      'Strict-Transport-Security': 'max-age=31536000; includeSubDomains',
+      'Referrer-Policy': 'no-referrer',
+      'X-Request-Id': expect.stringMatching(/^[0-9a-f-]{36}$/),
       Connection: 'close',
     });
     expect(res.end).toHaveBeenCalledWith(body);

@@ -1,8 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import { IncomingMessage, Server, ServerResponse, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { NextFunction, Request, Response } from 'express';
 import { ApiException } from '../errors/api-exception';
 import { ERROR_CODES, ErrorCode } from '../errors/error-codes';
+import { REQUEST_ID_HEADER } from '../logging/request-id';
+import { API_SECURITY_HEADERS } from './security-headers';
 
 /** What Node's HTTP parser (llhttp `HPE_*` codes) and its request timer report, and our answer. */
 const CLIENT_ERRORS: Record<string, [ErrorCode, string?]> = {
@@ -36,7 +39,9 @@ function errorResponse(code: ErrorCode, message: string = ERROR_CODES[code].mess
   const headers = {
     'Content-Type': 'application/json; charset=utf-8',
     'Content-Length': String(Buffer.byteLength(body)),
-    'X-Content-Type-Options': 'nosniff',
+    ...API_SECURITY_HEADERS,
+    // No request was read, so there is no id to echo: a new one, as for any answer.
+    [REQUEST_ID_HEADER]: randomUUID(),
     Connection: 'close',
   };
   return { status, headers, body };

@@ -29,7 +29,12 @@ interface IndexedRoute {
 export class RouteIndex {
   private routes: IndexedRoute[] | undefined;
 
-  constructor(private readonly app: ExpressApp) {}
+  private readonly app: ExpressApp;
+
+  /** `app`: the Express application, whose router is read once it has its routes. */
+  constructor(app: unknown) {
+    this.app = app as ExpressApp;
+  }
 
   /** Methods allowed on `path` (HEAD implied by GET), or an empty list when no route has it. */
   allowedMethods(path: string): string[] {
