@@ -199,4 +199,54 @@ describe('Production mode (e2e, real process)', () => {
       expect.objectContaining({ level: 'info', status: 200, url: '/v1/pets?api_key=[Redacted]' }),
     );
   });
+
+  it('stdout carries JSON lines only, the start line included, with the same facts as the banner', async () => {
+    const service = launchService({ NODE_ENV: 'production', DATABASE_PATH: ':memory:', API_KEYS: TEST_KEY });
+    let stdout = '';
+    service.child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    try {
+      for (let waited = 0; !/listening on/.test(stdout) && waited < 30000; waited += 50) await sleep(50);
+      const url = /listening on (http:\/\/\S+)\/v1/.exec(stdout)![1];
+      await fetch(`${url}/v1/pets`, { headers: AUTH });
+      await stopService(service);
+    } finally {
+      await stopService(service, 'SIGKILL');
+    }
+
+    const lines = stdout.split('\n').filter((line) => line !== '');
+    expect(lines.length).toBeGreaterThan(1);
+    const parsed = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(parsed[0]).toEqual(
+      expect.objectContaining({
+        level: 'info',
+        msg: expect.stringMatching(/^Pet Store API listening on http:\/\/127\.0\.0\.1:\d+\/v1$/),
+        url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/v1$/),
+        docs: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/docs$/),
+        database: ':memory: (SQLite, WAL, synchronous=FULL)',
+        keys: 'environment',
+      }),
+    );
+  });
+
+  it('NODE_ENV=prod (a typo) refuses to start with one clear line', async () => {
+    const { code, output } = await exitOf(
+      launchService({ NODE_ENV: 'prod', DATABASE_PATH: ':memory:', API_KEYS: TEST_KEY }),
+    );
+    expect(code).toBe(1);
+    expect(output).toBe(
+      'petstore: configuration error: NODE_ENV must be one of development, production, test (got "prod")\n',
+    );
+  });
+
+  it('names every bad variable in one run, one line each', async () => {
+    const { code, output } = await exitOf(
+      launchService({ NODE_ENV: 'production', PORT: 'eighty', RATE_LIMIT_ENABLED: 'yes', API_KEYS: 'short' }),
+    );
+    expect(code).toBe(1);
+    expect(output.trim().split('\n')).toEqual([
+      'petstore: configuration error: PORT must be an integer from 0 to 65535 (got "eighty")',
+      'petstore: configuration error: RATE_LIMIT_ENABLED must be true or false (got "yes")',
+      'petstore: configuration error: API_KEYS entry 1 is not a valid key: use at least 16 characters of A-Z a-z 0-9 - . _ ~ + /',
+    ]);
+  });
 });

@@ -232,6 +232,20 @@ describe('Abuse limits before authentication (e2e)', () => {
     expect(queries()).toBe(1);
   });
 
+  it('authentication runs before the per-key limit, which so never counts a request without a valid key', async () => {
+    const perKey = await startApp({ RATE_LIMIT_ENABLED: 'true', RATE_LIMIT_PER_MINUTE: '1' });
+    try {
+      const server = perKey.getHttpServer();
+      for (let i = 0; i < 3; i++) await request(server).get('/v1/pets').expect(401);
+      await request(server).get('/v1/pets').set(AUTH).expect(200);
+      const limited = await request(server).get('/v1/pets').set(AUTH);
+      expect(limited.status).toBe(429);
+      expect(limited.body.message).toMatch(/per API key/);
+    } finally {
+      await perKey.close();
+    }
+  });
+
   it('public routes are not counted: health probes and docs stay open', async () => {
     for (let i = 0; i < 31; i++)
       await request(http)
