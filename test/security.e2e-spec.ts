@@ -315,4 +315,21 @@ describe('Abuse limits shared by two instances through Redis (e2e)', () => {
       await two.close();
     }
   });
+
+  it('with Redis unreachable, the budget is kept per instance: never no limit, never a 5xx', async () => {
+    const app = await startApp({ RATE_LIMIT_ENABLED: 'true', REDIS_URL: 'redis://127.0.0.1:1' });
+    try {
+      const http = app.getHttpServer();
+      const statuses: number[] = [];
+      for (let i = 0; i < 31; i++) {
+        statuses.push(
+          (await request(http).get('/v1/pets').set('Authorization', `Bearer ${randomKey()}`)).status,
+        );
+      }
+      expect(statuses).toEqual([...Array<number>(30).fill(401), 429]);
+      await request(http).get('/v1/pets').set(AUTH).expect(200);
+    } finally {
+      await app.close();
+    }
+  });
 });
