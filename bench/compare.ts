@@ -66,7 +66,7 @@ async function main(): Promise<void> {
   try {
     const contexts: BenchContext[] = [];
     for (const [index, side] of options.sides.entries()) {
-      const server = Server.start(side.entry, join(dir, `${side.name}.sqlite`), {
+      const server = await Server.start(side.entry, join(dir, `${side.name}.sqlite`), {
         pin,
         nodeArgs: side.flags,
       });

@@ -191,7 +191,7 @@ async function main(): Promise<void> {
   );
   const dir = mkdtempSync(join(tmpdir(), 'petstore-bench-'));
   const databasePath = join(dir, 'bench.sqlite');
-  let server = Server.start(options.entry, databasePath, { profileDir: options.profile });
+  let server = await Server.start(options.entry, databasePath, { profileDir: options.profile });
   try {
     const { baseUrl, readyMs } = await server.ready();
     console.log(
@@ -221,7 +221,7 @@ async function main(): Promise<void> {
     if (options.startupRows > 0) {
       await server.stop();
       const total = await topUp(databasePath, options.startupRows);
-      server = Server.start(options.entry, databasePath, { profileDir: options.profile });
+      server = await Server.start(options.entry, databasePath, { profileDir: options.profile });
       restart = { rows: total, readyMs: (await server.ready()).readyMs };
       console.log(
         `start-up to ready on ${total.toLocaleString('en-US')} animals: ${restart.readyMs.toFixed(0)} ms`,

@@ -4,6 +4,7 @@ import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { AddressInfo, createServer } from 'node:net';
 import { cpus } from 'node:os';
 import { dirname, join } from 'node:path';
 import { encodeCursor } from '../src/pets/cursor';
@@ -102,6 +103,7 @@ export class Server {
   private constructor(
     readonly child: ChildProcess,
     private readonly profiling: boolean,
+    private readonly port: number,
   ) {
     const collect = (chunk: Buffer) => (this.output = (this.output + chunk.toString()).slice(-20000));
     child.stdout!.on('data', collect);
@@ -112,11 +114,14 @@ export class Server {
    * Starts the entry point with node itself (no wrapper), so that its pid is the process that
    * serves. `pin` runs it on the last CPU through `taskset` (which execs, keeping the pid).
    */
-  static start(
+  static async start(
     entry: string,
     databasePath: string,
     { profileDir, pin, nodeArgs = [] }: StartOptions = {},
-  ): Server {
+  ): Promise<Server> {
+    // A port chosen here, not read from the output: in production the start line is a log
+    // line, which LOG_LEVEL=warn leaves out.
+    const port = await freePort();
     // A profile is written on a normal exit only; Nest re-raises SIGTERM, so SIGUSR2 exits.
     const profiling = profileDir
       ? [
@@ -133,7 +138,7 @@ export class Server {
         ...process.env,
         NODE_ENV: 'production',
         HOST: '127.0.0.1',
-        PORT: '0',
+        PORT: String(port),
         API_KEYS: API_KEY,
         DATABASE_PATH: databasePath,
         // As the shared harness sets them: quiet logs, no rate limits while measuring.
@@ -142,7 +147,7 @@ export class Server {
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    return new Server(child, profileDir !== undefined);
+    return new Server(child, profileDir !== undefined, port);
   }
 
   /** Waits until the service answers an authenticated list; the base URL and ms since spawn. */
@@ -150,14 +155,11 @@ export class Server {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
       if (this.child.exitCode !== null) throw new Error(`the service exited:\n${this.output}`);
-      const match = /listening on (http:\/\/\S+?)\/v1/.exec(this.output);
-      if (match) {
-        const baseUrl = match[1].replace('localhost', '127.0.0.1');
-        const response = await fetch(`${baseUrl}/v1/pets`, { headers: AUTH }).catch(() => undefined);
-        if (response?.status === 200) {
-          await response.arrayBuffer();
-          return { baseUrl, readyMs: Number(process.hrtime.bigint() - this.startedAt) / 1e6 };
-        }
+      const baseUrl = `http://127.0.0.1:${this.port}`;
+      const response = await fetch(`${baseUrl}/v1/pets`, { headers: AUTH }).catch(() => undefined);
+      if (response?.status === 200) {
+        await response.arrayBuffer();
+        return { baseUrl, readyMs: Number(process.hrtime.bigint() - this.startedAt) / 1e6 };
       }
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
@@ -266,4 +268,13 @@ export async function load(
 /** Failed requests: socket errors, timeouts and answers that were not 2xx. */
 export function errorsOf(result: autocannon.Result): number {
   return result.errors + result.timeouts + result.non2xx;
+}
+
+/** A port that is free on 127.0.0.1 right now. */
+export async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
 }
