@@ -117,10 +117,11 @@ describe('requestLog', () => {
     try {
       const client = httpRequest({ port: (server.address() as AddressInfo).port, path: '/slow' });
       client.on('error', () => undefined);
+      const arrived = once(server, 'request');
       client.end();
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await arrived; // on a busy machine a fixed pause may end before the request arrives
       client.destroy();
-      for (let i = 0; i < 50 && lines.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+      for (let i = 0; i < 500 && lines.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
 
       expect(lines).toEqual([
         expect.objectContaining({
