@@ -34,7 +34,7 @@ Every error is \`application/json\` with the body \`{ "code", "message", "status
 | 409 | \`idempotency_conflict\` | a create with the same \`Idempotency-Key\` is still in flight |
 | 415 | \`unsupported_media_type\` | the body is not sent as \`application/json\` |
 | 422 | \`idempotency_key_reused\` | the \`Idempotency-Key\` was used with a different body |
-| 429 | \`rate_limited\` | over the API key's rate limit; \`Retry-After\` says when to retry |
+| 429 | \`rate_limited\` | over the API key's rate limit, or too many requests without a valid key from one address; \`Retry-After\` says when to retry |
 | 500 | \`internal_error\` | anything unexpected |
 
 ## Limits
@@ -49,6 +49,10 @@ Every error is \`application/json\` with the body \`{ "code", "message", "status
   (600 by default). Every response carries \`RateLimit-Policy: "default";q=<limit>;w=60\` and
   \`RateLimit: "default";r=<remaining>;t=<seconds to reset>\` (IETF httpapi draft); over the
   limit the answer is \`429\` with \`Retry-After\`.
+- Requests without a valid key (none, malformed, unknown or revoked) are also limited, per
+  client address (30 a minute by default): beyond that they are answered \`429\` with
+  \`Retry-After\` instead of \`401\`, while requests with a valid key from the same address
+  are not affected.
 
 ## Retrying creates
 \`createPet\` accepts an optional \`Idempotency-Key\` header (IETF httpapi draft): the same key
