@@ -9,8 +9,9 @@
 #
 # Needs root, debootstrap, a running Docker engine and node + npm on the PATH (Linux, the same
 # CPU architecture as the image). The Debian mirror is DEBIAN_MIRROR, else the one apt on this
-# machine uses for bookworm, else debootstrap's default.
+# machine uses for bookworm, else debootstrap's default. DOCKER names the docker client to use.
 set -euo pipefail
+docker="${DOCKER:-docker}"
 
 die() {
   echo "build-base-image: $*" >&2
@@ -19,8 +20,8 @@ die() {
 
 [ "$(id -u)" = 0 ] || die "must run as root (debootstrap needs it)"
 command -v debootstrap >/dev/null || die "debootstrap is missing (apt-get install debootstrap)"
-command -v docker >/dev/null || die "docker is missing (apt-get install docker.io)"
-docker info >/dev/null 2>&1 || die "no Docker engine answers (start dockerd)"
+command -v "$docker" >/dev/null || die "docker is missing (apt-get install docker.io)"
+"$docker" info >/dev/null 2>&1 || die "no Docker engine answers (start dockerd)"
 
 node_bin="$(readlink -f "$(command -v node)")" || die "node is not on the PATH"
 node_version="$(node -p 'process.versions.node')"
@@ -110,10 +111,10 @@ chroot "$root" groupadd --gid 1000 node
 chroot "$root" useradd --uid 1000 --gid node --shell /bin/bash --create-home node
 
 echo "build-base-image: importing $tag (node $node_version)"
-tar -C "$root" --numeric-owner -cf - . | docker import \
+tar -C "$root" --numeric-owner -cf - . | "$docker" import \
   --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
   --change "ENV NODE_VERSION=$node_version" \
   --change 'LABEL org.opencontainers.image.description="Local stand-in for the official node image: Debian bookworm minbase with the build machine node and npm"' \
   --change 'CMD ["node"]' \
   - "$tag" >/dev/null
-docker image inspect --format 'build-base-image: {{index .RepoTags 0}}: {{.Size}} bytes' "$tag"
+"$docker" image inspect --format 'build-base-image: {{index .RepoTags 0}}: {{.Size}} bytes' "$tag"
