@@ -206,6 +206,11 @@ check "docker stop: exit code 0 within 10 s (read-only container)" stop_within_1
 size="$("$docker" image inspect -f '{{.Size}}' "$image")"
 echo "        (image size: $size bytes; limit $size_limit)"
 check "the image is at most 250 MB" test "$size" -le "$size_limit"
+ca_not_baked() {
+  ! "$docker" image inspect -f '{{range .Config.Env}}{{println .}}{{end}}' "$image" | grep -q '^NODE_EXTRA_CA_CERTS=' &&
+    "$docker" run --rm --network none "$image" sh -c '! ls -A /run/secrets 2>/dev/null | grep -q .'
+}
+check "the CA secret is in no layer and no setting of the image" ca_not_baked
 check "compose.yaml is valid (docker-compose config)" docker-compose -f compose.yaml config -q
 
 say "$passed passed, $failed failed (build $build_seconds s, whole step $(($(date +%s) - t0)) s)"
