@@ -13,7 +13,7 @@ ARG NODE_IMAGE=node:20-bookworm-slim
 # ---- build: compile the native sqlite3 driver and the TypeScript sources -------------------------
 FROM ${NODE_IMAGE} AS build
 RUN apt-get update \
- && apt-get install -y --no-install-recommends python3 make g++ \
+ && apt-get install -y --no-install-recommends python3 make g++ tini \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 # sqlite3 is compiled from the sources the lockfile pins (no prebuilt binary downloaded from
@@ -67,10 +67,15 @@ WORKDIR /app
 COPY --from=build /src/package.json ./
 COPY --from=build /src/node_modules ./node_modules
 COPY --from=build /src/dist ./dist
+# tini is PID 1 and hands signals on to the service: as PID 1 itself, Node.js would ignore a
+# SIGTERM that arrives before the service has installed its handler (during start-up and
+# migrations), and `docker stop` would wait for its timeout and kill it.
+COPY --from=build /usr/bin/tini /usr/bin/tini
 USER node
 VOLUME /data
 EXPOSE 3000
 STOPSIGNAL SIGTERM
 HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "const h = process.env.HOST; const host = !h || h === '0.0.0.0' || h === '::' ? '127.0.0.1' : h.includes(':') ? `[${h}]` : h; fetch(`http://${host}:${process.env.PORT || 3000}/health/live`, { signal: AbortSignal.timeout(4000) }).then((r) => process.exit(r.status === 200 ? 0 : 1), () => process.exit(1))"]
+ENTRYPOINT ["/usr/bin/tini", "--"]
 CMD ["node", "dist/main.js"]

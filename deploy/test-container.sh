@@ -164,20 +164,42 @@ is_healthy() {
   done
   return 1
 }
+# The container's processes (uid and command line), as the host sees them.
+processes() { "$docker" top "$1" -eo pid,uid,args | tail -n +2 | awk '{ $1 = ""; sub(/^ +/, ""); print }'; }
 runs_as_1000() {
-  [ "$("$docker" exec "$1" awk '/^Uid:/ { print $2 $3 }' /proc/1/status)" = 10001000 ] &&
-    [ "$("$docker" exec "$1" id -u)" = 1000 ]
+  local all
+  all="$(processes "$1")"
+  [ -n "$all" ] && ! printf '%s\n' "$all" | grep -qv '^1000 ' && [ "$("$docker" exec "$1" id -u)" = 1000 ]
 }
-pid1_is_service() {
-  [ "$("$docker" exec "$1" sh -c 'tr "\0" " " </proc/1/cmdline')" = "node dist/main.js " ]
+# PID 1 is tini, its child the service; nothing else runs but health checks (`node -e ...`).
+runs_the_service() {
+  local all
+  all="$(processes "$1" | cut -d' ' -f2-)"
+  [ "$("$docker" exec "$1" sh -c 'tr "\0" " " </proc/1/cmdline')" = "/usr/bin/tini -- node dist/main.js " ] &&
+    printf '%s\n' "$all" | grep -qx 'node dist/main.js' &&
+    ! printf '%s\n' "$all" | grep -vx -e '/usr/bin/tini -- node dist/main.js' -e 'node dist/main.js' -e 'node -e .*' | grep -q .
+}
+# A stop that arrives while the service is still starting ends the container at once.
+stops_during_startup() {
+  local name="petstore-test-0-$$" t code
+  names+=("$name")
+  "$docker" run -d --name "$name" --network host -e HOST=127.0.0.1 -e PORT="$port" \
+    -e DATABASE_PATH=:memory: -e API_KEYS="$env_key" "$image" >/dev/null
+  sleep 0.3
+  t=$(date +%s%N)
+  "$docker" stop -t 10 "$name" >/dev/null
+  t=$((($(date +%s%N) - t) / 1000000))
+  code="$("$docker" inspect -f '{{.State.ExitCode}}' "$name")"
+  echo "        (docker stop while starting: exit code $code after $t ms)"
+  [ "$t" -le 3000 ] && { [ "$code" = 0 ] || [ "$code" = 143 ]; }
 }
 
 say "first start: $image on 127.0.0.1:$port, volume $volume"
 run petstore-test-1-$$ -e API_KEYS="$env_key"
 check "/health/ready answers 200" wait_ready petstore-test-1-$$
 check "the image's HEALTHCHECK reports healthy" is_healthy petstore-test-1-$$
-check "PID 1 is the service itself (node dist/main.js), not npm or a shell" pid1_is_service petstore-test-1-$$
-check "the service runs as uid 1000 (node)" runs_as_1000 petstore-test-1-$$
+check "the container runs node dist/main.js under tini, no npm or shell" runs_the_service petstore-test-1-$$
+check "every process of the container runs as uid 1000 (node)" runs_as_1000 petstore-test-1-$$
 
 created="$("$docker" exec petstore-test-1-$$ node dist/cli/apikey.js create --name container-test 2>&1 || true)"
 key="$(printf '%s\n' "$created" | grep -E '^pet_[A-Za-z0-9_-]{43}$' || true)"
@@ -202,6 +224,8 @@ got="$(curl -s --max-time 5 "$base/v1/pets/${pet_id:-0}" -H "Authorization: Bear
 check "the animal is still there after the container was removed" \
   test "$got" = "{\"id\":${pet_id:-0},\"name\":\"Container Rex\",\"categoryId\":7,\"status\":\"available\"}"
 check "docker stop: exit code 0 within 10 s (read-only container)" stop_within_10s petstore-test-2-$$
+
+check "docker stop during start-up ends the container within 3 s" stops_during_startup
 
 size="$("$docker" image inspect -f '{{.Size}}' "$image")"
 echo "        (image size: $size bytes; limit $size_limit)"
