@@ -52,7 +52,7 @@ names=()
 volume=""
 cleanup() {
   local status=$?
-  for name in "${names[@]}"; do "$docker" rm -f "$name" >/dev/null 2>&1 || true; done
+  for name in "${names[@]}"; do "$docker" rm -f -v "$name" >/dev/null 2>&1 || true; done
   [ -z "$volume" ] || "$docker" volume rm -f "$volume" >/dev/null 2>&1 || true
   if [ -n "$dockerd_pid" ]; then
     "$docker" image prune -f >/dev/null 2>&1 || true
@@ -212,7 +212,7 @@ pet="$(curl -s --max-time 5 -X POST "$base/v1/pets" -H "Authorization: Bearer $k
 pet_id="$(printf '%s' "$pet" | node -e 'let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => { try { const p = JSON.parse(s); console.log(Number.isInteger(p.id) ? p.id : ""); } catch { console.log(""); } })')"
 check "an animal is created (201)" test -n "$pet_id"
 check "docker stop: exit code 0 within 10 s" stop_within_10s petstore-test-1-$$
-"$docker" rm petstore-test-1-$$ >/dev/null
+"$docker" rm -v petstore-test-1-$$ >/dev/null
 
 # The second start has no API_KEYS: in production it starts only because the key created above is
 # stored in the volume. It also runs as the Kubernetes manifest has it: read-only root, /tmp
