@@ -3,6 +3,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { IsNull, Repository } from 'typeorm';
 import { generateApiKey } from '../common/auth/api-key.format';
+import { readWithRetry } from '../database/outage';
 import { ApiKeyEntity } from './api-key.entity';
 
 /** How long a verified key is trusted without asking the database again: revocation takes effect within it. */
@@ -105,10 +106,12 @@ export class ApiKeysService {
       this.touch(cached.id, now);
       return true;
     }
-    const key = await this.keys.findOne({
-      select: { id: true, revokedAt: true },
-      where: { keyHash: digest },
-    });
+    const key = await readWithRetry(() =>
+      this.keys.findOne({
+        select: { id: true, revokedAt: true },
+        where: { keyHash: digest },
+      }),
+    );
     if (!key || key.revokedAt !== null) {
       this.forget(digest);
       return false;

@@ -108,9 +108,20 @@ export class PetsController {
     @Req() req: Request,
     @Res({ passthrough: true }) res: Response,
   ): Promise<PetDto> {
-    return this.idempotent.run(req, res, async () => {
-      const pet = PetDto.fromEntity(await this.pets.create(newPet));
-      res.location(`/${API_PREFIX}/pets/${pet.id}`);
+    const location = (id: number) => `/${API_PREFIX}/pets/${id}`;
+    return this.idempotent.run(req, res, async (record) => {
+      const created = await this.pets.create(
+        newPet,
+        record &&
+          ((manager, entity) =>
+            record(manager, {
+              statusCode: res.statusCode,
+              body: PetDto.fromEntity(entity),
+              location: location(entity.id),
+            })),
+      );
+      const pet = PetDto.fromEntity(created);
+      res.location(location(pet.id));
       return pet;
     });
   }

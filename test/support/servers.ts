@@ -1,0 +1,122 @@
+import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/**
+ * Database and Redis servers of a test's own, on spare loopback ports, that the test may stop
+ * and start: the machine's shared servers are never touched.
+ */
+
+/** A loopback port nothing listens on right now. */
+export async function sparePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  server.close();
+  await once(server, 'close');
+  return port;
+}
+
+/** The bin folder of the newest PostgreSQL installed the Debian way, if any. */
+export function postgresBinaries(): string | undefined {
+  const root = '/usr/lib/postgresql';
+  if (!existsSync(root)) return undefined;
+  const versions = readdirSync(root)
+    .filter((name) => existsSync(join(root, name, 'bin', 'pg_ctl')))
+    .sort((a, b) => Number(b) - Number(a));
+  return versions.length > 0 ? join(root, versions[0], 'bin') : undefined;
+}
+
+export interface PostgresCluster {
+  url: string;
+  port: number;
+  /** Fast shutdown: sessions get 57P01 (admin shutdown); resolves when the server is down. */
+  stop(): void;
+  /** Resolves once the server accepts connections again. */
+  start(): void;
+  destroy(): void;
+}
+
+/**
+ * A PostgreSQL cluster of the test's own (initdb + pg_ctl), trust authentication, listening on
+ * 127.0.0.1 only. initdb refuses to run as root, so as root it runs as the `postgres` user.
+ */
+export async function startPostgresCluster(bin: string): Promise<PostgresCluster> {
+  const dir = mkdtempSync(join(tmpdir(), 'petstore-pg-'));
+  const data = join(dir, 'data');
+  const port = await sparePort();
+  const asRoot = process.getuid?.() === 0;
+  if (asRoot) {
+    const uid = Number(execFileSync('id', ['-u', 'postgres']).toString().trim());
+    const gid = Number(execFileSync('id', ['-g', 'postgres']).toString().trim());
+    chownSync(dir, uid, gid);
+    chmodSync(dir, 0o700);
+  }
+  const run = (tool: string, args: string[]) => {
+    const command = asRoot ? 'runuser' : join(bin, tool);
+    const argv = asRoot ? ['-u', 'postgres', '--', join(bin, tool), ...args] : args;
+    execFileSync(command, argv, { stdio: 'pipe', cwd: dir });
+  };
+  run('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8']);
+  const options = `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c fsync=off -c max_connections=60`;
+  const start = () =>
+    run('pg_ctl', ['-D', data, '-o', options, '-l', join(dir, 'log'), '-w', '-t', '30', 'start']);
+  start();
+  return {
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    port,
+    stop: () => run('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop']),
+    start,
+    destroy: () => {
+      try {
+        run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
+      } catch {
+        // already stopped
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface RedisServer {
+  url: string;
+  stop(): Promise<void>;
+  start(): Promise<void>;
+}
+
+/** A redis-server of the test's own (no persistence), if the machine has one. */
+export async function startRedisServer(): Promise<RedisServer | undefined> {
+  const binary = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find((path) => existsSync(path));
+  if (!binary) return undefined;
+  const port = await sparePort();
+  let child: ChildProcess | undefined;
+  const start = async () => {
+    child = spawn(
+      binary,
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      {
+        stdio: ['ignore', 'pipe', 'ignore'],
+      },
+    );
+    let output = '';
+    await new Promise<void>((resolve, reject) => {
+      child!.stdout!.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+        if (output.includes('Ready to accept connections')) resolve();
+      });
+      child!.once('exit', (code) => reject(new Error(`redis-server exited with ${code}: ${output}`)));
+    });
+  };
+  const stop = async () => {
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = once(child, 'exit');
+    child.kill('SIGKILL');
+    await exited;
+  };
+  await start();
+  return { url: `redis://127.0.0.1:${port}`, stop, start };
+}
