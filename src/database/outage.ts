@@ -45,6 +45,9 @@ const SQLITE_CODES = new Set([
 const POSTGRES_MESSAGES =
   /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed|Connection ended|terminating connection)/i;
 
+/** TypeORM's error for a transaction whose connection was dropped (the pool let go of it). */
+const RELEASED_RUNNER = 'QueryRunnerProviderAlreadyReleasedError';
+
 /** Errors of a connection that broke: the query itself may be retried on a fresh one. */
 const BROKEN_CONNECTION =
   /^(ECONNRESET|EPIPE|ECONNABORTED|57P01|57P02|08006|08003|08000)$|^(Connection terminated|Client has encountered a connection error|Client was closed|terminating connection)/i;
@@ -80,6 +83,8 @@ export function databaseOutageCause(error: unknown): string | undefined {
       return text.includes(code) ? text : `${code}: ${text}`;
     }
     if (POSTGRES_MESSAGES.test(text)) return text;
+    if ((layer as { name?: unknown }).name === RELEASED_RUNNER)
+      return `${RELEASED_RUNNER}: the connection was lost`;
   }
   return undefined;
 }

@@ -11,7 +11,7 @@ export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 export const IN_FLIGHT_LEASE_MS = 60 * 1000;
 const CLEANUP_INTERVAL_MS = 10 * 60 * 1000;
 /** How often releases that failed (the database was away) are tried again. */
-const RELEASE_RETRY_MS = 500;
+const RELEASE_RETRY_MS = 250;
 
 export interface StoredResponse {
   statusCode: number;
@@ -24,6 +24,10 @@ export interface ClaimedKey {
   owner: string;
   idempotencyKey: string;
   createdAt: number;
+}
+
+function claimId(claimed: ClaimedKey): string {
+  return `${claimed.owner} ${claimed.createdAt} ${claimed.idempotencyKey}`;
 }
 
 export type Claim = { kind: 'new'; claimed: ClaimedKey } | { kind: 'replay'; response: StoredResponse };
@@ -39,7 +43,7 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('Idempotency');
   private cleanup: NodeJS.Timeout | undefined;
   /**
-   * Claims of requests that failed while the database was away, by `owner key` (their records
+   * Claims of requests that failed while the database was away, by `claimId` (their records
    * could not be deleted then): released in the background once it answers, and a retry that
    * reaches this instance before that takes the key over at once.
    */
@@ -106,11 +110,11 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
           if (attempt === 2) throw insertError;
           continue; // deleted in between: try again
         }
-        const abandoned = this.unreleased.get(`${owner} ${idempotencyKey}`);
+        const abandoned = claimId({ owner, idempotencyKey, createdAt: existing.createdAt });
         const stale =
           existing.expiresAt <= now ||
           (existing.state === 'in_flight' &&
-            (now - existing.createdAt > IN_FLIGHT_LEASE_MS || abandoned?.createdAt === existing.createdAt));
+            (now - existing.createdAt > IN_FLIGHT_LEASE_MS || this.unreleased.has(abandoned)));
         if (stale) {
           // A record in flight is taken over only while it still is (not if its work committed meanwhile).
           const expired = existing.expiresAt <= now;
@@ -119,8 +123,7 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
             createdAt: existing.createdAt,
             ...(expired ? {} : { state: 'in_flight' as const }),
           });
-          if (abandoned?.createdAt === existing.createdAt)
-            this.unreleased.delete(`${owner} ${idempotencyKey}`);
+          this.unreleased.delete(abandoned);
           continue;
         }
         if (existing.requestHash !== requestHash) {
@@ -180,7 +183,7 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
 
   /** A claim whose record may exist although the claim failed (its outcome is unknown). */
   releaseLater(claimed: ClaimedKey): void {
-    this.unreleased.set(`${claimed.owner} ${claimed.idempotencyKey}`, claimed);
+    this.unreleased.set(claimId(claimed), claimed);
     this.scheduleReleases();
   }
 
@@ -197,7 +200,7 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
       }
       try {
         await this.records.delete({ ...claimed, state: 'in_flight' });
-        if (this.unreleased.get(id) === claimed) this.unreleased.delete(id);
+        this.unreleased.delete(id);
       } catch {
         break; // still away: all of them wait for the next round
       }

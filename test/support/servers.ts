@@ -1,9 +1,12 @@
-import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { connect, createServer, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+const execFileAsync = promisify(execFile);
 
 /**
  * Database and Redis servers of a test's own, on spare loopback ports, that the test may stop
@@ -35,9 +38,9 @@ export interface PostgresCluster {
   url: string;
   port: number;
   /** Fast shutdown: sessions get 57P01 (admin shutdown); resolves when the server is down. */
-  stop(): void;
+  stop(): Promise<void>;
   /** Resolves once the server accepts connections again. */
-  start(): void;
+  start(): Promise<void>;
   destroy(): void;
 }
 
@@ -56,16 +59,18 @@ export async function startPostgresCluster(bin: string): Promise<PostgresCluster
     chownSync(dir, uid, gid);
     chmodSync(dir, 0o700);
   }
-  const run = (tool: string, args: string[]) => {
-    const command = asRoot ? 'runuser' : join(bin, tool);
-    const argv = asRoot ? ['-u', 'postgres', '--', join(bin, tool), ...args] : args;
-    execFileSync(command, argv, { stdio: 'pipe', cwd: dir });
+  const command = (tool: string, args: string[]): [string, string[]] =>
+    asRoot ? ['runuser', ['-u', 'postgres', '--', join(bin, tool), ...args]] : [join(bin, tool), args];
+  const run = async (tool: string, args: string[]) => {
+    await execFileAsync(...command(tool, args), { cwd: dir });
   };
-  run('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8']);
+  const runSync = (tool: string, args: string[]) =>
+    execFileSync(...command(tool, args), { stdio: 'pipe', cwd: dir });
+  runSync('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8']);
   const options = `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c fsync=off -c max_connections=60`;
   const start = () =>
     run('pg_ctl', ['-D', data, '-o', options, '-l', join(dir, 'log'), '-w', '-t', '30', 'start']);
-  start();
+  await start();
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     port,
@@ -73,7 +78,7 @@ export async function startPostgresCluster(bin: string): Promise<PostgresCluster
     start,
     destroy: () => {
       try {
-        run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
+        runSync('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
       } catch {
         // already stopped
       }
@@ -119,4 +124,62 @@ export async function startRedisServer(): Promise<RedisServer | undefined> {
   };
   await start();
   return { url: `redis://127.0.0.1:${port}`, stop, start };
+}
+
+export interface CuttingProxy {
+  port: number;
+  /**
+   * The next COMMIT that passes reaches the server, but its answer never reaches the client:
+   * the connection is cut once the server has had time to commit (an outcome the client cannot know).
+   */
+  cutAfterNextCommit(): void;
+  close(): Promise<void>;
+}
+
+/**
+ * A TCP proxy in front of a PostgreSQL server that can lose the answer to a COMMIT: the
+ * client sees its connection break, the server has committed.
+ */
+export async function startCuttingProxy(targetPort: number): Promise<CuttingProxy> {
+  let armed = false;
+  const sockets = new Set<Socket>();
+  const server = createServer((client) => {
+    const upstream = connect(targetPort, '127.0.0.1');
+    sockets.add(client).add(upstream);
+    let cutting = false;
+    const cut = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('data', (chunk: Buffer) => {
+      upstream.write(chunk);
+      // A simple-protocol query message ('Q') whose text is COMMIT.
+      if (armed && chunk[0] === 0x51 && /^COMMIT\b/i.test(chunk.subarray(5).toString('utf8'))) {
+        armed = false;
+        cutting = true;
+        setTimeout(cut, 300);
+      }
+    });
+    upstream.on('data', (chunk: Buffer) => {
+      if (!cutting) client.write(chunk);
+    });
+    for (const socket of [client, upstream]) {
+      socket.on('error', cut);
+      socket.on('close', () => {
+        sockets.delete(socket);
+        cut();
+      });
+    }
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return {
+    port: (server.address() as { port: number }).port,
+    cutAfterNextCommit: () => (armed = true),
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      server.close();
+      await once(server, 'close');
+    },
+  };
 }
