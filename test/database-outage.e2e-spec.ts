@@ -67,7 +67,7 @@ describeWithPostgres('PostgreSQL going away under one instance (e2e)', () => {
       DATABASE_SCHEMA: SCHEMA,
       PET_CACHE_SIZE: '0',
     });
-    http = app.getHttpServer() as App;
+    http = app.getHttpServer();
   }, 60000);
 
   afterAll(async () => {
