@@ -71,7 +71,7 @@ sqliteOnly('SQLite disk trouble (e2e)', () => {
   const boot = async (path: string) => {
     logs = captureLogs();
     app = await startApp({ DATABASE_PATH: path, LOG_LEVEL: 'warn' }, { logDestination: logs.stream });
-    http = app.getHttpServer() as App;
+    http = app.getHttpServer();
   };
   const create = async () => {
     const name = `disk-${++serial}`;
@@ -124,9 +124,9 @@ sqliteOnly('SQLite disk trouble (e2e)', () => {
         if (res.status !== 201) failed = res;
       }
       expect(failed).toBeDefined();
-      expect(failed!.status).toBe(503);
-      expect(failed!.body).toEqual(UNAVAILABLE);
-      expect(failed!.headers['retry-after']).toBe('2');
+      expect(failed.status).toBe(503);
+      expect(failed.body).toEqual(UNAVAILABLE);
+      expect(failed.headers['retry-after']).toBe('2');
       for (let i = 0; i < 3; i++) {
         const res = await create();
         expect({ status: res.status, body: res.body as unknown }).toEqual({ status: 503, body: UNAVAILABLE });
@@ -203,7 +203,7 @@ sqliteOnly('SQLite disk trouble (e2e)', () => {
       { DATABASE_PATH: database, LOG_LEVEL: 'warn', SQLITE_BUSY_TIMEOUT_MS: '200' },
       { logDestination: logs.stream },
     );
-    http = app.getHttpServer() as App;
+    http = app.getHttpServer();
     const other = new sqlite3.Database(database);
     const run = (sql: string) =>
       new Promise<void>((resolve, reject) => other.run(sql, (error) => (error ? reject(error) : resolve())));
