@@ -23,7 +23,7 @@ const SCHEMA = 'outage';
 
 const UNAVAILABLE = {
   code: 'service_unavailable',
-  message: 'The service is temporarily unavailable: retry after a few seconds.',
+  message: 'The service is temporarily unavailable.',
   status: 503,
 };
 

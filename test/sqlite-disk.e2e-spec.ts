@@ -16,7 +16,7 @@ import { captureLogs, CapturedLogs } from './support/logs';
  */
 const UNAVAILABLE = {
   code: 'service_unavailable',
-  message: 'The service is temporarily unavailable: retry after a few seconds.',
+  message: 'The service is temporarily unavailable.',
   status: 503,
 };
 

@@ -116,12 +116,9 @@ export async function readWithRetry<T>(read: () => Promise<T>): Promise<T> {
 
 /** The 503 a client gets while the database is unavailable. */
 export function serviceUnavailable(): ApiException {
-  return new ApiException(
-    'service_unavailable',
-    'The service is temporarily unavailable: retry after a few seconds.',
-    undefined,
-    { 'Retry-After': String(OUTAGE_RETRY_AFTER_SECONDS) },
-  );
+  return new ApiException('service_unavailable', undefined, undefined, {
+    'Retry-After': String(OUTAGE_RETRY_AFTER_SECONDS),
+  });
 }
 
 /**

@@ -84,6 +84,13 @@ export class HealthController {
   @ApiServiceUnavailableResponse({
     description: 'Not ready: the message names the failing checks.',
     type: ErrorDto,
+    headers: {
+      'Retry-After': {
+        description: 'Seconds until the probe is worth asking again (delay-seconds, RFC 9110).',
+        required: true,
+        schema: { type: 'string', pattern: '^[0-9]+$', example: '2' },
+      },
+    },
   })
   @HealthCheck({ noCache: true, swaggerDocumentation: false })
   @Get('ready')
