@@ -358,7 +358,13 @@ describeWithPostgres('Soak: two instances, mixed load, three PostgreSQL restarts
       ),
     );
 
-    expect(unexpected).toEqual([]);
+    const errorLines = services.flatMap((service) =>
+      service
+        .output()
+        .split('\n')
+        .filter((line) => line.includes('"level":"error"') || line.includes('"level":"fatal"')),
+    );
+    expect({ unexpected, errorLines }).toEqual({ unexpected: [], errorLines: [] });
     expect(conflicts.length).toBeLessThan(outcomes.filter((outcome) => outcome.op === 'create').length / 20);
     expect(lost).toEqual([]);
     expect(duplicatedKeyed).toEqual([]);

@@ -1,5 +1,9 @@
 import { Logger } from '@nestjs/common';
-import { QueryFailedError, QueryRunnerProviderAlreadyReleasedError } from 'typeorm';
+import {
+  QueryFailedError,
+  QueryRunnerAlreadyReleasedError,
+  QueryRunnerProviderAlreadyReleasedError,
+} from 'typeorm';
 import {
   databaseOutageCause,
   isBrokenConnection,
@@ -31,6 +35,7 @@ describe('databaseOutageCause', () => {
     ['pool acquisition timeout', new Error('timeout exceeded when trying to connect')],
     ['connect timeout', new Error('Connection terminated due to connection timeout')],
     ['a transaction whose connection was dropped', new QueryRunnerProviderAlreadyReleasedError()],
+    ['a commit after the connection was dropped', new QueryRunnerAlreadyReleasedError()],
     ['SQLite busy', queryFailed(withCode('SQLITE_BUSY: database is locked', 'SQLITE_BUSY'))],
     ['SQLite disk full', queryFailed(withCode('SQLITE_FULL: database or disk is full', 'SQLITE_FULL'))],
     [

@@ -45,8 +45,19 @@ const SQLITE_CODES = new Set([
 const POSTGRES_MESSAGES =
   /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed|Connection ended|terminating connection)/i;
 
-/** TypeORM's error for a transaction whose connection was dropped (the pool let go of it). */
-const RELEASED_RUNNER = 'QueryRunnerProviderAlreadyReleasedError';
+/**
+ * TypeORM's errors for a transaction whose connection was dropped when it broke: nothing more
+ * was sent on it, and the server rolls the transaction back.
+ */
+const RELEASED_RUNNER = new Set([
+  'QueryRunnerAlreadyReleasedError',
+  'QueryRunnerProviderAlreadyReleasedError',
+]);
+
+function isReleasedRunner(layer: object): boolean {
+  const name = (layer as { name?: unknown }).name;
+  return typeof name === 'string' && RELEASED_RUNNER.has(name);
+}
 
 /** Errors of a connection that broke: the query itself may be retried on a fresh one. */
 const BROKEN_CONNECTION =
@@ -83,8 +94,7 @@ export function databaseOutageCause(error: unknown): string | undefined {
       return text.includes(code) ? text : `${code}: ${text}`;
     }
     if (POSTGRES_MESSAGES.test(text)) return text;
-    if ((layer as { name?: unknown }).name === RELEASED_RUNNER)
-      return `${RELEASED_RUNNER}: the connection was lost`;
+    if (isReleasedRunner(layer)) return `${(layer as Error).name}: the connection was lost`;
   }
   return undefined;
 }
