@@ -36,6 +36,7 @@ Every error is \`application/json\` with the body \`{ "code", "message", "status
 | 422 | \`idempotency_key_reused\` | the \`Idempotency-Key\` was used with a different body |
 | 429 | \`rate_limited\` | over the API key's rate limit, or too many requests without a valid key from one address; \`Retry-After\` says when to retry |
 | 500 | \`internal_error\` | anything unexpected |
+| 503 | \`service_unavailable\` | the database is unavailable for a moment; \`Retry-After\` says when to retry |
 
 ## Limits
 - \`limit\` (listPets): 1 to ${MAX_PAGE_SIZE}, default ${DEFAULT_PAGE_SIZE}; animals come in
@@ -58,6 +59,14 @@ Every error is \`application/json\` with the body \`{ "code", "message", "status
 \`createPet\` accepts an optional \`Idempotency-Key\` header (IETF httpapi draft): the same key
 from the same API key with the same body within 24 hours returns the original \`201\` (same id,
 same body, \`Idempotent-Replayed: true\`) and creates nothing.
+
+## When the database is unavailable
+While the database is unreachable, restarting or out of space, operations answer \`503
+service_unavailable\` with \`Retry-After\` (seconds), never \`500\`, and the service recovers by
+itself within seconds of the database's return. Reads are safe to retry. A create answered
+\`503\` may or may not have been stored: retry it with the same \`Idempotency-Key\` (send one with
+every create you may retry) and it is stored exactly once; right after an outage such a retry may
+get \`409 idempotency_conflict\` for a moment, and is retried the same way.
 
 ## Deprecation
 \`getPet\` (\`GET /pets/{petId}\`) is deprecated and will be removed on **5 December 2030**; it

@@ -5,6 +5,7 @@ import { DataSource } from 'typeorm';
 import { keyOwner } from '../src/common/auth/api-key.format';
 import { requestDigest } from '../src/idempotency/idempotent-requests';
 import { IdempotencyService } from '../src/idempotency/idempotency.service';
+import { PetsService } from '../src/pets/pets.service';
 import { AUTH, startApp } from './support/app';
 import { committedDocument, ContractValidator, documentedResponses } from './support/openapi';
 
@@ -213,6 +214,38 @@ describe('Every live response matches the committed OpenAPI document (e2e)', () 
         status: 500,
       });
     });
+  });
+
+  describe('503 service_unavailable when the database is unavailable', () => {
+    // The error node-postgres gives while the server is down. That real outages get here is
+    // proven against real servers by database-outage and sqlite-disk; this checks the shape.
+    const refused = () =>
+      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+
+    afterEach(() => jest.restoreAllMocks());
+
+    it.each([
+      ['listPets', 'list', () => request(http).get('/v1/pets').set(AUTH)],
+      [
+        'createPet',
+        'create',
+        () => request(http).post('/v1/pets').set(AUTH).send({ name: 'Rex', categoryId: 1 }),
+      ],
+      ['getPet', 'get', () => request(http).get('/v1/pets/987654').set(AUTH)],
+    ] as const)(
+      '%s answers 503 with Retry-After in the documented shape',
+      async (operationId, method, send) => {
+        jest.spyOn(app.get(PetsService), method).mockRejectedValueOnce(refused());
+        const res = await send();
+        expectContract(res, `${operationId} 503`);
+        expect(res.body).toEqual({
+          code: 'service_unavailable',
+          message: 'The service is temporarily unavailable.',
+          status: 503,
+        });
+        expect(res.headers['retry-after']).toBe('2');
+      },
+    );
   });
 
   describe('health probes (outside /v1, no key)', () => {

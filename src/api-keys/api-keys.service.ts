@@ -4,6 +4,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { LRUCache } from 'lru-cache';
 import { IsNull, Repository } from 'typeorm';
 import { generateApiKey } from '../common/auth/api-key.format';
+import { readWithRetry } from '../database/outage';
 import { ApiKeyEntity } from './api-key.entity';
 
 /** How long a verified key is trusted without asking the database again: revocation takes effect within it. */
@@ -135,10 +136,12 @@ export class ApiKeysService {
     }
     const refused = this.refused.get(digest);
     if (refused && refused.until > now) return refused.verdict;
-    const key = await this.keys.findOne({
-      select: { id: true, revokedAt: true },
-      where: { keyHash: digest },
-    });
+    const key = await readWithRetry(() =>
+      this.keys.findOne({
+        select: { id: true, revokedAt: true },
+        where: { keyHash: digest },
+      }),
+    );
     if (!key || key.revokedAt !== null) {
       this.forget(digest);
       const verdict = key ? 'revoked' : 'unknown';

@@ -4,9 +4,13 @@ import { ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } f
 import { Public } from '../common/auth/public.decorator';
 import { ApiException } from '../common/errors/api-exception';
 import { ErrorDto } from '../common/errors/error.dto';
+import { OUTAGE_RETRY_AFTER_SECONDS } from '../database/outage';
 import { MigrationsHealthIndicator } from './migrations.health';
 
 export const HEALTH_PATH = 'health';
+
+/** A check that has not answered within this time is down: readiness answers in about a second. */
+export const PROBE_TIMEOUT_MS = 1000;
 
 /** The health checks' report (terminus): each check with its status. */
 const CHECK_REPORT = {
@@ -80,14 +84,21 @@ export class HealthController {
   @ApiServiceUnavailableResponse({
     description: 'Not ready: the message names the failing checks.',
     type: ErrorDto,
+    headers: {
+      'Retry-After': {
+        description: 'Seconds until the probe is worth asking again (delay-seconds, RFC 9110).',
+        required: true,
+        schema: { type: 'string', pattern: '^[0-9]+$', example: '2' },
+      },
+    },
   })
   @HealthCheck({ noCache: false, swaggerDocumentation: false })
   @Get('ready')
   async ready(): Promise<HealthCheckResult> {
     try {
       return await this.health.check([
-        () => this.database.pingCheck('database'),
-        () => this.migrations.isApplied('migrations'),
+        () => this.database.pingCheck('database', { timeout: PROBE_TIMEOUT_MS }),
+        () => this.migrations.isApplied('migrations', PROBE_TIMEOUT_MS),
       ]);
     } catch (error) {
       if (!(error instanceof ServiceUnavailableException)) throw error;
@@ -96,6 +107,8 @@ export class HealthController {
       throw new ApiException(
         'service_unavailable',
         failing.length > 0 ? `Not ready: failing checks: ${failing.join(', ')}.` : 'Not ready.',
+        undefined,
+        { 'Retry-After': String(OUTAGE_RETRY_AFTER_SECONDS) },
       );
     }
   }

@@ -1,7 +1,8 @@
 import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { LessThanOrEqual, Repository } from 'typeorm';
+import { EntityManager, LessThanOrEqual, Repository } from 'typeorm';
 import { ApiException } from '../common/errors/api-exception';
+import { databaseOutageCause } from '../database/outage';
 import { IdempotencyRecordEntity } from './idempotency-record.entity';
 
 /** How long a key is remembered (IETF httpapi idempotency-key draft: at least a day is usual). */
@@ -9,6 +10,8 @@ export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /** An in-flight record older than this was left by a request that died (a crashed process). */
 export const IN_FLIGHT_LEASE_MS = 60 * 1000;
 const CLEANUP_INTERVAL_MS = 10 * 60 * 1000;
+/** How often releases that failed (the database was away) are tried again. */
+const RELEASE_RETRY_MS = 250;
 
 export interface StoredResponse {
   statusCode: number;
@@ -16,7 +19,18 @@ export interface StoredResponse {
   location: string | null;
 }
 
-export type Claim = { kind: 'new' } | { kind: 'replay'; response: StoredResponse };
+/** A key reserved by one request: `createdAt` tells its record from a later claim of the same key. */
+export interface ClaimedKey {
+  owner: string;
+  idempotencyKey: string;
+  createdAt: number;
+}
+
+function claimId(claimed: ClaimedKey): string {
+  return `${claimed.owner} ${claimed.createdAt} ${claimed.idempotencyKey}`;
+}
+
+export type Claim = { kind: 'new'; claimed: ClaimedKey } | { kind: 'replay'; response: StoredResponse };
 
 /**
  * Idempotency-Key records, in the database so every instance sees them. `claim` either
@@ -28,6 +42,13 @@ export type Claim = { kind: 'new' } | { kind: 'replay'; response: StoredResponse
 export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('Idempotency');
   private cleanup: NodeJS.Timeout | undefined;
+  /**
+   * Claims of requests that failed while the database was away, by `claimId` (their records
+   * could not be deleted then): released in the background once it answers, and a retry that
+   * reaches this instance before that takes the key over at once.
+   */
+  private readonly unreleased = new Map<string, ClaimedKey>();
+  private releaseTimer: NodeJS.Timeout | undefined;
 
   constructor(
     @InjectRepository(IdempotencyRecordEntity) private readonly records: Repository<IdempotencyRecordEntity>,
@@ -39,6 +60,7 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
 
   onModuleDestroy(): void {
     clearInterval(this.cleanup);
+    clearTimeout(this.releaseTimer);
   }
 
   async deleteExpired(now = Date.now()): Promise<number> {
@@ -52,6 +74,22 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
   }
 
   async claim(owner: string, idempotencyKey: string, requestHash: string, now = Date.now()): Promise<Claim> {
+    try {
+      return await this.claimKey(owner, idempotencyKey, requestHash, now);
+    } catch (error) {
+      // The INSERT may have committed although its answer was lost: that record must not block a retry.
+      if (databaseOutageCause(error) !== undefined)
+        this.releaseLater({ owner, idempotencyKey, createdAt: now });
+      throw error;
+    }
+  }
+
+  private async claimKey(
+    owner: string,
+    idempotencyKey: string,
+    requestHash: string,
+    now: number,
+  ): Promise<Claim> {
     for (let attempt = 0; attempt < 3; attempt++) {
       try {
         await this.records.insert({
@@ -65,18 +103,27 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
           createdAt: now,
           expiresAt: now + IDEMPOTENCY_TTL_MS,
         });
-        return { kind: 'new' };
+        return { kind: 'new', claimed: { owner, idempotencyKey, createdAt: now } };
       } catch (insertError) {
         const existing = await this.records.findOneBy({ owner, idempotencyKey });
         if (!existing) {
           if (attempt === 2) throw insertError;
           continue; // deleted in between: try again
         }
+        const abandoned = claimId({ owner, idempotencyKey, createdAt: existing.createdAt });
         const stale =
           existing.expiresAt <= now ||
-          (existing.state === 'in_flight' && now - existing.createdAt > IN_FLIGHT_LEASE_MS);
+          (existing.state === 'in_flight' &&
+            (now - existing.createdAt > IN_FLIGHT_LEASE_MS || this.unreleased.has(abandoned)));
         if (stale) {
-          await this.records.delete({ id: existing.id, createdAt: existing.createdAt });
+          // A record in flight is taken over only while it still is (not if its work committed meanwhile).
+          const expired = existing.expiresAt <= now;
+          await this.records.delete({
+            id: existing.id,
+            createdAt: existing.createdAt,
+            ...(expired ? {} : { state: 'in_flight' as const }),
+          });
+          this.unreleased.delete(abandoned);
           continue;
         }
         if (existing.requestHash !== requestHash) {
@@ -98,9 +145,18 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
     throw new ApiException('idempotency_conflict');
   }
 
-  async complete(owner: string, idempotencyKey: string, response: StoredResponse): Promise<void> {
-    await this.records.update(
-      { owner, idempotencyKey, state: 'in_flight' },
+  /**
+   * Stores the response of a claimed key. With `manager`, inside the caller's transaction: the
+   * record says "done" exactly when the caller's work committed.
+   */
+  async complete(
+    claimed: ClaimedKey,
+    response: StoredResponse,
+    manager: EntityManager = this.records.manager,
+  ): Promise<void> {
+    await manager.update(
+      IdempotencyRecordEntity,
+      { ...claimed, state: 'in_flight' },
       {
         state: 'done',
         statusCode: response.statusCode,
@@ -110,8 +166,46 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
     );
   }
 
-  /** The request failed: forget the key, so that a retry is processed anew. */
-  async release(owner: string, idempotencyKey: string): Promise<void> {
-    await this.records.delete({ owner, idempotencyKey, state: 'in_flight' });
+  /**
+   * The request failed: forget its claim, so that a retry is processed anew. Only a record still
+   * in flight is deleted: one whose work committed (its response stored in the same transaction)
+   * stays, and the retry gets that response. If the database does not answer, the release is
+   * tried again in the background until it does (or the lease has run out).
+   */
+  async release(claimed: ClaimedKey): Promise<void> {
+    try {
+      await this.records.delete({ ...claimed, state: 'in_flight' });
+    } catch (error) {
+      this.releaseLater(claimed);
+      throw error;
+    }
+  }
+
+  /** A claim whose record may exist although the claim failed (its outcome is unknown). */
+  releaseLater(claimed: ClaimedKey): void {
+    this.unreleased.set(claimId(claimed), claimed);
+    this.scheduleReleases();
+  }
+
+  private scheduleReleases(): void {
+    if (this.releaseTimer !== undefined || this.unreleased.size === 0) return;
+    this.releaseTimer = setTimeout(() => void this.retryReleases(), RELEASE_RETRY_MS).unref();
+  }
+
+  private async retryReleases(now = Date.now()): Promise<void> {
+    for (const [id, claimed] of this.unreleased) {
+      if (now - claimed.createdAt > IN_FLIGHT_LEASE_MS) {
+        this.unreleased.delete(id); // the lease lets any request take it over now
+        continue;
+      }
+      try {
+        await this.records.delete({ ...claimed, state: 'in_flight' });
+        this.unreleased.delete(id);
+      } catch {
+        break; // still away: all of them wait for the next round
+      }
+    }
+    this.releaseTimer = undefined;
+    this.scheduleReleases();
   }
 }

@@ -1,24 +1,29 @@
 import type { Request, Response } from 'express';
 import { setCaller } from '../common/auth/caller';
 import { ApiException } from '../common/errors/api-exception';
-import type { Claim, IdempotencyService, StoredResponse } from './idempotency.service';
+import type { Claim, ClaimedKey, IdempotencyService, StoredResponse } from './idempotency.service';
 import { IdempotentRequests, requestDigest } from './idempotent-requests';
 
 /** Records what the service was asked; `claim` answers what the test says. */
-function fakeService(claim: Claim | Error = { kind: 'new' }, storeFails?: 'complete' | 'release') {
+type FakeClaim = Claim | Error | 'new';
+
+function fakeService(claim: FakeClaim = 'new', storeFails?: 'complete' | 'release') {
   const calls: string[] = [];
   const completed: StoredResponse[] = [];
   const service = {
     claim: (owner: string, key: string, digest: string) => {
       calls.push(`claim ${key} ${digest === requestDigest({ name: 'Rex' }) ? 'digest-ok' : 'digest-wrong'}`);
-      return claim instanceof Error ? Promise.reject(claim) : Promise.resolve(claim);
+      if (claim instanceof Error) return Promise.reject(claim);
+      return Promise.resolve(
+        claim === 'new' ? { kind: 'new', claimed: { owner, idempotencyKey: key, createdAt: 1 } } : claim,
+      );
     },
-    complete: (_owner: string, key: string, response: StoredResponse) => {
-      calls.push(`complete ${key}`);
+    complete: ({ idempotencyKey: key }: ClaimedKey, response: StoredResponse, manager?: unknown) => {
+      calls.push(`complete ${key}${manager ? ' in transaction' : ''}`);
       completed.push(response);
       return storeFails === 'complete' ? Promise.reject(new Error('disk I/O error')) : Promise.resolve();
     },
-    release: (_owner: string, key: string) => {
+    release: ({ idempotencyKey: key }: ClaimedKey) => {
       calls.push(`release ${key}`);
       return storeFails === 'release' ? Promise.reject(new Error('disk I/O error')) : Promise.resolve();
     },
@@ -75,6 +80,29 @@ describe('IdempotentRequests.run', () => {
     expect(completed).toEqual([{ statusCode: 201, body: { id: 7 }, location: '/v1/pets/7' }]);
   });
 
+  it("stores the response inside the operation's transaction when the operation offers one", async () => {
+    const { service, calls, completed } = fakeService();
+    const { request, response } = exchange({ 'idempotency-key': 'k6' });
+    const manager = { transaction: 'of the create' };
+
+    const body = await new IdempotentRequests(service).run(request, response, async (record) => {
+      await record!(manager as never, { statusCode: 201, body: { id: 8 }, location: '/v1/pets/8' });
+      return { id: 8 };
+    });
+
+    expect(body).toEqual({ id: 8 });
+    expect(calls).toEqual(['claim k6 digest-ok', 'complete k6 in transaction']);
+    expect(completed).toEqual([{ statusCode: 201, body: { id: 8 }, location: '/v1/pets/8' }]);
+  });
+
+  it('offers no record function to a request without the header', async () => {
+    const { service } = fakeService();
+    const { request, response } = exchange({});
+    const operation = jest.fn(() => Promise.resolve('made'));
+    await new IdempotentRequests(service).run(request, response, operation);
+    expect(operation).toHaveBeenCalledWith();
+  });
+
   it('answers a replay from the stored response without running the operation', async () => {
     const stored: StoredResponse = { statusCode: 200, body: { id: 3 }, location: '/v1/pets/3' };
     const { service } = fakeService({ kind: 'replay', response: stored });
@@ -89,7 +117,7 @@ describe('IdempotentRequests.run', () => {
   });
 
   it('answers a create that succeeded even when its response cannot be stored', async () => {
-    const { service, calls } = fakeService({ kind: 'new' }, 'complete');
+    const { service, calls } = fakeService('new', 'complete');
     const { request, response } = exchange({ 'idempotency-key': 'k4' });
     await expect(
       new IdempotentRequests(service).run(request, response, () => Promise.resolve({ id: 9 })),
@@ -98,7 +126,7 @@ describe('IdempotentRequests.run', () => {
   });
 
   it("passes the operation's error on even when the key cannot be released", async () => {
-    const { service, calls } = fakeService({ kind: 'new' }, 'release');
+    const { service, calls } = fakeService('new', 'release');
     const { request, response } = exchange({ 'idempotency-key': 'k5' });
     const failure = new ApiException('service_unavailable');
     await expect(

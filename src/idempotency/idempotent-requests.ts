@@ -4,7 +4,11 @@ import type { Request, Response } from 'express';
 import { callerOf } from '../common/auth/caller';
 import { requestIdOf } from '../common/logging/request-log';
 import { validationFailed } from '../common/validation/request-validation.pipe';
-import { IdempotencyService } from './idempotency.service';
+import type { EntityManager } from 'typeorm';
+import { IdempotencyService, StoredResponse } from './idempotency.service';
+
+/** Stores the response of a claimed key inside the transaction `manager` runs. */
+export type RecordResponse = (manager: EntityManager, response: StoredResponse) => Promise<void>;
 
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
@@ -53,10 +57,20 @@ export class IdempotentRequests {
 
   constructor(private readonly idempotency: IdempotencyService) {}
 
-  async run<T>(request: Request, response: Response, operation: () => Promise<T>): Promise<T> {
+  /**
+   * Runs `operation` under the request's Idempotency-Key, if it has one. The operation gets a
+   * `record` function when a key was claimed: called inside the transaction that makes its
+   * effect, it stores the response there, so that the key says "done" exactly when the effect
+   * committed, also when the connection breaks before the commit is confirmed. An operation
+   * that cannot offer a transaction leaves it uncalled, and the response is stored afterwards.
+   */
+  async run<T>(
+    request: Request,
+    response: Response,
+    operation: (record?: RecordResponse) => Promise<T>,
+  ): Promise<T> {
     const header = request.headers['idempotency-key'];
     if (header === undefined) return operation();
-
     const key = typeof header === 'string' ? parseIdempotencyKey(header) : undefined;
     const owner = callerOf(request)?.owner;
     if (key === undefined || owner === undefined) {
@@ -73,21 +87,32 @@ export class IdempotentRequests {
       if (claim.response.location) response.location(claim.response.location);
       return claim.response.body as T;
     }
+    let recorded = false;
+    const record: RecordResponse = async (manager, stored) => {
+      await this.idempotency.complete(claim.claimed, stored, manager);
+      recorded = true;
+    };
     let body: T;
     try {
-      body = await operation();
+      body = await operation(record);
     } catch (error) {
-      // The answer is the operation's error, whatever happens to the key.
+      // The answer is the operation's error, whatever happens to the key. If the operation did
+      // commit after all (its answer lost with the connection), the key is "done" and stays.
       await this.idempotency
-        .release(owner, key)
+        .release(claim.claimed)
         .catch((releaseError: unknown) =>
-          this.warn(request, 'could not release an Idempotency-Key after a failed request', releaseError),
+          this.warn(
+            request,
+            'could not release an Idempotency-Key after a failed request (retrying in the background)',
+            releaseError,
+          ),
         );
       throw error;
     }
+    if (recorded) return body;
     const location = response.getHeader('location');
     try {
-      await this.idempotency.complete(owner, key, {
+      await this.idempotency.complete(claim.claimed, {
         statusCode: response.statusCode, // set by Nest before the handler runs
         body,
         location: typeof location === 'string' ? location : null,

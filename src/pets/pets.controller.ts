@@ -47,7 +47,7 @@ export class PetsController {
       },
     },
   })
-  @ApiErrors([400, 401, 429, 500])
+  @ApiErrors([400, 401, 429, 500, 503])
   async listPets(
     @Query() query: ListPetsQueryDto,
     @Res({ passthrough: true }) res: Response,
@@ -102,15 +102,26 @@ export class PetsController {
       'and while the first request is still in flight 409. 1 to 255 visible ASCII characters.',
     schema: { type: 'string', minLength: 1, maxLength: 257 },
   })
-  @ApiErrors([400, 401, 409, 413, 415, 422, 429, 500])
+  @ApiErrors([400, 401, 409, 413, 415, 422, 429, 500, 503])
   async createPet(
     @Body() newPet: NewPetDto,
     @Req() req: Request,
     @Res({ passthrough: true }) res: Response,
   ): Promise<PetDto> {
-    return this.idempotent.run(req, res, async () => {
-      const pet = PetDto.fromEntity(await this.pets.create(newPet));
-      res.location(`/${API_PREFIX}/pets/${pet.id}`);
+    const location = (id: number) => `/${API_PREFIX}/pets/${id}`;
+    return this.idempotent.run(req, res, async (record) => {
+      const created = await this.pets.create(
+        newPet,
+        record &&
+          ((manager, entity) =>
+            record(manager, {
+              statusCode: res.statusCode,
+              body: PetDto.fromEntity(entity),
+              location: location(entity.id),
+            })),
+      );
+      const pet = PetDto.fromEntity(created);
+      res.location(location(pet.id));
       return pet;
     });
   }
@@ -131,7 +142,7 @@ export class PetsController {
     schema: { type: 'integer', format: 'int64' },
   })
   @ApiOkResponse({ type: PetDto, description: 'The animal exists.', headers: DEPRECATION_HEADER_DOCS })
-  @ApiErrors([400, 401, 404, 429, 500], { headers: DEPRECATION_HEADER_DOCS })
+  @ApiErrors([400, 401, 404, 429, 500, 503], { headers: DEPRECATION_HEADER_DOCS })
   async getPet(@Param('petId', PetIdPipe) petId: number | null): Promise<PetDto> {
     return PetDto.fromEntity(await this.pets.get(petId));
   }

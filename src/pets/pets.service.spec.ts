@@ -76,6 +76,50 @@ describe('PetsService', () => {
     });
   });
 
+  describe('on PostgreSQL', () => {
+    it('inserts under the advisory lock and runs the work given for each animal in the same transaction', async () => {
+      const statements: string[] = [];
+      const manager = {
+        query: jest.fn((sql: string) => {
+          statements.push(sql);
+          return Promise.resolve([]);
+        }),
+        insert: jest.fn(() => {
+          statements.push('INSERT');
+          return Promise.resolve({ identifiers: [{ id: '41' }], generatedMaps: [], raw: [] });
+        }),
+      };
+      const transaction = jest.fn((work: (m: typeof manager) => Promise<unknown>) => work(manager));
+      Object.assign(repository.manager, { transaction });
+      repository.manager.connection.options.type = 'postgres';
+      const inTransaction = jest.fn((m: unknown, pet: PetEntity) => {
+        statements.push(`record ${pet.id}`);
+        expect(m).toBe(manager);
+        return Promise.resolve();
+      });
+
+      await expect(service.create(newPet({ name: 'Rex', categoryId: 7 }), inTransaction)).resolves.toEqual({
+        id: 41,
+        name: 'Rex',
+        categoryId: 7,
+        status: null,
+      });
+      expect(transaction).toHaveBeenCalledTimes(1);
+      expect(statements).toEqual(['SELECT pg_advisory_xact_lock($1)', 'INSERT', 'record 41']);
+    });
+  });
+
+  describe('reads on a broken connection', () => {
+    it('are retried once', async () => {
+      repository.findOneBy
+        .mockRejectedValueOnce(new Error('Connection terminated unexpectedly'))
+        .mockResolvedValueOnce(rex);
+
+      await expect(service.get(1)).resolves.toEqual(rex);
+      expect(repository.findOneBy).toHaveBeenCalledTimes(2);
+    });
+  });
+
   describe('create', () => {
     it('inserts the animal and returns it with the id the database gave', async () => {
       repository.insert.mockResolvedValue({ identifiers: [{ id: 12 }], generatedMaps: [], raw: 12 });

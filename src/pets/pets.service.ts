@@ -1,8 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { InsertResult, MoreThan, Repository } from 'typeorm';
+import { EntityManager, InsertResult, MoreThan, Repository } from 'typeorm';
 import { ApiException } from '../common/errors/api-exception';
 import { GroupCommit } from '../database/group-commit';
+import { readWithRetry } from '../database/outage';
 import { NewPetDto } from './dto/new-pet.dto';
 import { PetCache } from './pet-cache';
 import { PetEntity } from './pet.entity';
@@ -23,13 +24,21 @@ export interface PetPage {
 
 type NewPetRow = Omit<PetEntity, 'id'>;
 
+/** Work that must commit together with the new animal (see `PetsService.create`). */
+export type WithCreatedPet = (manager: EntityManager, pet: PetEntity) => Promise<void>;
+
+interface PendingCreate {
+  row: NewPetRow;
+  inTransaction?: WithCreatedPet;
+}
+
 /** Any number, shared by every instance: held while inserting into `pets` on PostgreSQL. */
 const PETS_INSERT_LOCK = 7_348_214_902;
 
 @Injectable()
 export class PetsService {
   /** Concurrent creates are inserted together, one statement per group (docs/performance.md). */
-  private readonly inserts = new GroupCommit<NewPetRow, PetEntity>((pets) => this.insert(pets));
+  private readonly inserts = new GroupCommit<PendingCreate, PetEntity>((pets) => this.insert(pets));
 
   constructor(
     @InjectRepository(PetEntity) private readonly pets: Repository<PetEntity>,
@@ -44,14 +53,16 @@ export class PetsService {
     const cached = this.cache.page(query);
     if (cached) return cached;
     const generation = this.cache.generation;
-    const rows = await this.pets.find({
-      where: {
-        ...(query.status ? { status: query.status } : {}),
-        ...(query.afterId ? { id: MoreThan(query.afterId) } : {}),
-      },
-      order: { id: 'ASC' },
-      take: query.limit + 1,
-    });
+    const rows = await readWithRetry(() =>
+      this.pets.find({
+        where: {
+          ...(query.status ? { status: query.status } : {}),
+          ...(query.afterId ? { id: MoreThan(query.afterId) } : {}),
+        },
+        order: { id: 'ASC' },
+        take: query.limit + 1,
+      }),
+    );
     const page = { pets: rows.slice(0, query.limit), hasMore: rows.length > query.limit };
     this.cache.putPage(query, page, generation);
     return page;
@@ -60,12 +71,17 @@ export class PetsService {
   /**
    * Adds an animal; resolves once the row is committed. The new animal is not put in the cache:
    * under a stream of creates that would fill it with animals nobody may read.
+   *
+   * On PostgreSQL, `inTransaction` runs inside the transaction that inserts the animal: both
+   * commit or neither, even when the connection breaks before the commit is confirmed. SQLite
+   * offers no transaction of its own (TypeORM shares one connection among all requests, so other
+   * requests' statements would join it), so it is not called there; a failed SQLite statement
+   * has not committed, so there is no unknown outcome to guard against.
    */
-  create(newPet: NewPetDto): Promise<PetEntity> {
+  create(newPet: NewPetDto, inTransaction?: WithCreatedPet): Promise<PetEntity> {
     return this.inserts.add({
-      name: newPet.name,
-      categoryId: newPet.categoryId,
-      status: newPet.status ?? null,
+      row: { name: newPet.name, categoryId: newPet.categoryId, status: newPet.status ?? null },
+      inTransaction,
     });
   }
 
@@ -74,7 +90,7 @@ export class PetsService {
     const cached = id === null ? undefined : this.cache.pet(id);
     if (cached) return cached;
     const generation = this.cache.generation;
-    const pet = id === null ? null : await this.pets.findOneBy({ id });
+    const pet = id === null ? null : await readWithRetry(() => this.pets.findOneBy({ id }));
     if (!pet) {
       throw new ApiException('not_found', id === null ? 'No animal has this id.' : `No animal has id ${id}.`);
     }
@@ -82,24 +98,29 @@ export class PetsService {
     return pet;
   }
 
-  /** One INSERT for the whole group: atomic, and one commit however many rows it holds. */
-  private async insert(pets: NewPetRow[]): Promise<PetEntity[]> {
-    const result = await this.insertInIdOrder(pets.length === 1 ? pets[0] : pets);
-    return pets.map((pet, index) => ({ id: Number(result.identifiers[index].id), ...pet }));
-  }
-
   /**
+   * One INSERT for the whole group: atomic, and one commit however many rows it holds.
+   *
    * Ids must become visible in ascending order for keyset pages to have no gaps (and for full
    * pages to stay cacheable): a reader that has passed id N must never see a smaller id appear
    * later. SQLite has one writer, so ids are assigned in commit order. PostgreSQL's sequence
    * hands out ids before commit, so inserts take a transaction-scoped advisory lock and commit
    * one after another, across every instance.
    */
-  private insertInIdOrder(rows: NewPetRow | NewPetRow[]): Promise<InsertResult> {
-    if (this.pets.manager.connection.options.type !== 'postgres') return this.pets.insert(rows);
+  private async insert(pending: PendingCreate[]): Promise<PetEntity[]> {
+    const rows = pending.map((create) => create.row);
+    if (this.pets.manager.connection.options.type !== 'postgres') {
+      return withIds(rows, await this.pets.insert(rows.length === 1 ? rows[0] : rows));
+    }
     return this.pets.manager.transaction(async (manager) => {
       await manager.query('SELECT pg_advisory_xact_lock($1)', [PETS_INSERT_LOCK]);
-      return manager.insert(PetEntity, rows);
+      const pets = withIds(rows, await manager.insert(PetEntity, rows.length === 1 ? rows[0] : rows));
+      for (const [index, create] of pending.entries()) await create.inTransaction?.(manager, pets[index]);
+      return pets;
     });
   }
+}
+
+function withIds(rows: NewPetRow[], result: InsertResult): PetEntity[] {
+  return rows.map((pet, index) => ({ id: Number(result.identifiers[index].id), ...pet }));
 }

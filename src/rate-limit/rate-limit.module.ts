@@ -2,15 +2,25 @@ import { once } from 'node:events';
 import { DynamicModule, Logger, Module } from '@nestjs/common';
 import { ThrottlerModule, ThrottlerModuleOptions, ThrottlerStorage } from '@nestjs/throttler';
 import { ThrottlerStorageRedisService } from '@nest-lab/throttler-storage-redis';
+import { PinoNestLogger } from '../common/logging/nest-logger';
 import { AppConfig } from '../config/app-config';
 import { RateLimitGuard } from './rate-limit.guard';
 import { ResilientStorage } from './resilient-storage';
 
 const REDIS_CONNECT_WAIT_MS = 2000;
 
-/** Redis counters, connected before the first request (or, if Redis is down, failing open). */
-async function redisCounters(url: string, logger: Logger): Promise<ThrottlerStorage> {
-  const store = new ThrottlerStorageRedisService(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
+/**
+ * Redis counters, connected before the first request (or, if Redis is down, counting per
+ * instance until it answers). No offline queue and no retry of a command, so a request never
+ * waits for Redis to come back; the connection itself is retried at least once a second.
+ */
+async function redisCounters(url: string, logger: PinoNestLogger): Promise<ThrottlerStorage> {
+  const store = new ThrottlerStorageRedisService(url, {
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+    connectTimeout: 1000,
+    retryStrategy: (attempt: number) => Math.min(attempt * 100, 1000),
+  });
   store.redis.on('error', () => undefined); // a failed count is reported by ResilientStorage
   const ready = once(store.redis, 'ready').then(
     () => true,
@@ -22,12 +32,9 @@ async function redisCounters(url: string, logger: Logger): Promise<ThrottlerStor
   );
   const connected = await Promise.race([ready, timeout]);
   clearTimeout(timer);
-  if (!connected) {
-    logger.warn(
-      `Redis at REDIS_URL did not answer within ${REDIS_CONNECT_WAIT_MS} ms: not limiting until it does`,
-    );
-  }
-  return new ResilientStorage(store);
+  const storage = new ResilientStorage(store, logger);
+  if (!connected) storage.markDown(`Redis at REDIS_URL did not answer within ${REDIS_CONNECT_WAIT_MS} ms`);
+  return storage;
 }
 
 /**
@@ -47,9 +54,10 @@ export class RateLimitModule {
       module: RateLimitModule,
       imports: [
         ThrottlerModule.forRootAsync({
-          useFactory: async (): Promise<ThrottlerModuleOptions> => ({
+          inject: [PinoNestLogger],
+          useFactory: async (nestLogger: PinoNestLogger): Promise<ThrottlerModuleOptions> => ({
             throttlers: [{ name: 'default', ttl: 60_000, limit: config.rateLimitPerMinute }],
-            storage: config.redisUrl ? await redisCounters(config.redisUrl, logger) : undefined,
+            storage: config.redisUrl ? await redisCounters(config.redisUrl, nestLogger) : undefined,
             setHeaders: false,
           }),
         }),

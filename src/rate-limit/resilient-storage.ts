@@ -1,23 +1,46 @@
-import { Logger, OnModuleDestroy } from '@nestjs/common';
-import { ThrottlerStorage } from '@nestjs/throttler';
+import { Logger, LoggerService, OnModuleDestroy } from '@nestjs/common';
+import { ThrottlerStorage, ThrottlerStorageService } from '@nestjs/throttler';
 import { ThrottlerStorageRecord } from '@nestjs/throttler/dist/throttler-storage-record.interface';
 
+const CONTEXT = 'RateLimit';
+
+/** While the shared store is down, it is asked again at most this often. */
+export const SHARED_STORE_RETRY_MS = 1000;
+
 /**
- * Wraps a shared counter store so that its outage never takes the API down: a failed or slow
- * count lets the request through (fail open) and is logged at most once a minute.
+ * Wraps the shared counter store (Redis) so that its outage neither takes the API down nor
+ * lifts the limits: while it fails or is slow, requests are counted by this instance alone
+ * (never "no limit", never a 5xx). The first failure is logged as a warning; the store is tried
+ * again at most once a second, and shared counting resumes (logged) as soon as it answers.
  */
 export class ResilientStorage implements ThrottlerStorage, OnModuleDestroy {
-  private readonly logger = new Logger('RateLimit');
-  private lastWarning = 0;
+  /** When the shared store failed last; undefined while it works. */
+  private downSince: number | undefined;
+  private lastAttempt = 0;
 
   constructor(
-    private readonly inner: ThrottlerStorage & Partial<OnModuleDestroy>,
+    private readonly shared: ThrottlerStorage & Partial<OnModuleDestroy>,
+    /** The app's logger, given here because the store is made (and may warn) before Nest's logger is set. */
+    private readonly logger: Pick<LoggerService, 'warn' | 'log'> = new Logger(),
     private readonly timeoutMs = 250,
+    private readonly local = new ThrottlerStorageService(),
+    private readonly now: () => number = Date.now,
   ) {}
 
-  /** Nest calls this on the storage provider: it closes the inner store's connection. */
+  /** Whether requests are counted per instance for now. */
+  get degraded(): boolean {
+    return this.downSince !== undefined;
+  }
+
+  /** Starts in per-instance counting (the shared store did not answer at start). */
+  markDown(reason: string): void {
+    this.fail(new Error(reason));
+  }
+
+  /** Nest calls this on the storage provider: it closes the shared store's connection. */
   onModuleDestroy(): void {
-    void this.inner.onModuleDestroy?.();
+    this.local.onApplicationShutdown();
+    void this.shared.onModuleDestroy?.();
   }
 
   async increment(
@@ -27,10 +50,15 @@ export class ResilientStorage implements ThrottlerStorage, OnModuleDestroy {
     blockDuration: number,
     throttlerName: string,
   ): Promise<ThrottlerStorageRecord> {
+    const now = this.now();
+    if (this.downSince !== undefined && now - this.lastAttempt < SHARED_STORE_RETRY_MS) {
+      return this.local.increment(key, ttl, limit, blockDuration, throttlerName);
+    }
+    this.lastAttempt = now;
     let timer: NodeJS.Timeout | undefined;
     try {
-      return await Promise.race([
-        this.inner.increment(key, ttl, limit, blockDuration, throttlerName),
+      const record = await Promise.race([
+        this.shared.increment(key, ttl, limit, blockDuration, throttlerName),
         new Promise<never>((_, reject) => {
           timer = setTimeout(
             () => reject(new Error(`no answer within ${this.timeoutMs} ms`)),
@@ -38,15 +66,30 @@ export class ResilientStorage implements ThrottlerStorage, OnModuleDestroy {
           );
         }),
       ]);
-    } catch (error) {
-      const now = Date.now();
-      if (now - this.lastWarning > 60_000) {
-        this.lastWarning = now;
-        this.logger.warn(`rate-limit store unavailable, not limiting: ${(error as Error).message}`);
+      if (this.downSince !== undefined) {
+        this.logger.log(
+          `rate-limit store answers again after ${Math.round((this.now() - this.downSince) / 1000)} s: counting shared again`,
+          CONTEXT,
+        );
+        this.downSince = undefined;
       }
-      return { totalHits: 0, timeToExpire: Math.ceil(ttl / 1000), isBlocked: false, timeToBlockExpire: 0 };
+      return record;
+    } catch (error) {
+      this.fail(error);
+      return this.local.increment(key, ttl, limit, blockDuration, throttlerName);
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  private fail(error: unknown): void {
+    this.lastAttempt = this.now();
+    if (this.downSince !== undefined) return;
+    this.downSince = this.lastAttempt;
+    const reason = error instanceof Error ? error.message : String(error);
+    this.logger.warn(
+      `rate-limit store unavailable (${reason}): counting per instance until it answers again`,
+      CONTEXT,
+    );
   }
 }

@@ -8,6 +8,7 @@ import {
 } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { Request, Response } from 'express';
+import { databaseOutageCause, OutageLog, serviceUnavailable } from '../../database/outage';
 import { RouteIndex } from '../http/route-index';
 import { requestIdOf } from '../logging/request-log';
 import { ApiException } from './api-exception';
@@ -17,11 +18,13 @@ import { ErrorDto } from './error.dto';
 /**
  * The one place that writes error responses: every error, whoever raised it, leaves as the
  * Error body `{code, message, status}` with no internals. Unexpected errors are logged with
- * their stack and answered `internal_error`.
+ * their stack and answered `internal_error`; a database that is unavailable is answered 503
+ * `service_unavailable` with `Retry-After`, and logged once per outage.
  */
 @Catch()
 export class AllExceptionsFilter implements ExceptionFilter {
   private readonly logger = new Logger('Errors');
+  private readonly outages = new OutageLog();
   private routeIndex: RouteIndex | undefined;
 
   constructor(private readonly adapterHost: HttpAdapterHost) {}
@@ -50,6 +53,11 @@ export class AllExceptionsFilter implements ExceptionFilter {
     if (exception instanceof ApiException) return exception;
     if (exception instanceof NotFoundException) return this.noSuchRoute(request);
     if (exception instanceof HttpException) return new ApiException(codeForStatus(exception.getStatus()));
+    const outage = databaseOutageCause(exception);
+    if (outage !== undefined) {
+      this.outages.report(outage);
+      return serviceUnavailable();
+    }
 
     const stack = exception instanceof Error ? exception.stack : String(exception);
     this.logger.error(

@@ -40,7 +40,9 @@ describe('levelOf', () => {
     [404, true, 'warn'],
     [429, true, 'warn'],
     [500, true, 'error'],
-    [503, false, 'error'],
+    [503, false, 'warn'],
+    [503, true, 'warn'],
+    [502, true, 'error'],
   ])('status %i, finished %p: %s', (status, finished, level) => {
     expect(levelOf(status, finished)).toBe(level);
   });
@@ -79,7 +81,7 @@ describe('requestLog', () => {
     expect(lines[0].reqId).toBe(res.headers['x-request-id']);
   });
 
-  it('logs 4xx as warn without a route when none matched, 5xx as error', async () => {
+  it('logs 4xx and 503 as warn, without a route when none matched', async () => {
     const { app, lines } = appWithLog();
     await request(app).get('/nowhere');
     await request(app).get('/broken');
@@ -87,7 +89,7 @@ describe('requestLog', () => {
 
     expect(lines).toEqual([
       expect.objectContaining({ level: 40, url: '/nowhere', status: 404 }),
-      expect.objectContaining({ level: 50, route: '/broken', status: 503 }),
+      expect.objectContaining({ level: 40, route: '/broken', status: 503 }),
     ]);
     expect(lines[0]).not.toHaveProperty('route');
   });

@@ -22,9 +22,12 @@ function routeOf(req: Request): string | undefined {
   return route.path;
 }
 
-/** `error` for 5xx, `warn` for 4xx and answers never finished, `info` otherwise. */
+/**
+ * `error` for 5xx, `warn` for 4xx, 503 (a dependency is away: expected, and logged once per
+ * outage) and answers never finished, `info` otherwise.
+ */
 export function levelOf(status: number, finished: boolean): Level {
-  if (status >= 500) return 'error';
+  if (status >= 500 && status !== 503) return 'error';
   return status >= 400 || !finished ? 'warn' : 'info';
 }
 

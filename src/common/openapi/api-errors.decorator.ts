@@ -72,6 +72,20 @@ const ERROR_RESPONSES = {
     description: 'An unexpected error (`internal_error`); the message reveals no internals.',
     code: 'internal_error',
   },
+  503: {
+    description:
+      'The database is unavailable for a moment (`service_unavailable`); the service recovers by itself. ' +
+      'Retry after `Retry-After` seconds. A create may or may not have happened: retry it with the same ' +
+      '`Idempotency-Key` to be sure it happens exactly once.',
+    code: 'service_unavailable',
+    headers: {
+      'Retry-After': {
+        description: 'Seconds until the client may retry (delay-seconds, RFC 9110).',
+        required: true,
+        schema: { type: 'string', pattern: '^[0-9]+$', example: '2' },
+      },
+    },
+  },
 } as const satisfies Record<number, ErrorResponse>;
 
 export type DocumentedErrorStatus = keyof typeof ERROR_RESPONSES;

@@ -1,0 +1,152 @@
+import { Logger } from '@nestjs/common';
+import { ApiException } from '../common/errors/api-exception';
+
+/** What a client is told to wait before retrying while the database is unavailable. */
+export const OUTAGE_RETRY_AFTER_SECONDS = 2;
+
+/** Outage errors closer together than this are one burst: one warning for all of them. */
+const BURST_GAP_MS = 30_000;
+
+/** Socket errors of a connection that could not be made or broke. */
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'EHOSTDOWN',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'EAI_AGAIN',
+]);
+
+/**
+ * PostgreSQL SQLSTATEs of a server that is away or refusing work for now: class 08
+ * (connection exception), admin/crash shutdown and "the database system is starting up /
+ * shutting down" (57P01..57P03), too many connections (53300), out of disk or memory (53100,
+ * 53200).
+ */
+const POSTGRES_CODES = /^(08[0-9A-Z]{3}|57P0[1-3]|53[1-3]00)$/;
+
+/**
+ * SQLite result codes of a database that cannot work right now: locked past the busy timeout,
+ * disk full, read-only file or folder, I/O error, file that cannot be opened.
+ */
+const SQLITE_CODES = new Set([
+  'SQLITE_BUSY',
+  'SQLITE_FULL',
+  'SQLITE_READONLY',
+  'SQLITE_IOERR',
+  'SQLITE_CANTOPEN',
+]);
+
+/** node-postgres errors that carry no code: a pool or client whose connection is gone. */
+const POSTGRES_MESSAGES =
+  /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed|Connection ended|terminating connection)/i;
+
+/**
+ * TypeORM's errors for a transaction whose connection was dropped when it broke: nothing more
+ * was sent on it, and the server rolls the transaction back.
+ */
+const RELEASED_RUNNER = new Set([
+  'QueryRunnerAlreadyReleasedError',
+  'QueryRunnerProviderAlreadyReleasedError',
+]);
+
+function isReleasedRunner(layer: object): boolean {
+  const name = (layer as { name?: unknown }).name;
+  return typeof name === 'string' && RELEASED_RUNNER.has(name);
+}
+
+/** Errors of a connection that broke: the query itself may be retried on a fresh one. */
+const BROKEN_CONNECTION =
+  /^(ECONNRESET|EPIPE|ECONNABORTED|57P01|57P02|08006|08003|08000)$|^(Connection terminated|Client has encountered a connection error|Client was closed|terminating connection)/i;
+
+function codeOf(error: object): string | undefined {
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/** The error itself, then what it wraps (TypeORM's QueryFailedError keeps the driver's error). */
+function* layers(error: unknown): Generator<object> {
+  let current = error;
+  for (let depth = 0; depth < 4 && current !== null && typeof current === 'object'; depth++) {
+    yield current;
+    const inner = current as { driverError?: unknown; cause?: unknown; errors?: unknown };
+    current =
+      inner.driverError ??
+      inner.cause ??
+      (Array.isArray(inner.errors) ? (inner.errors[0] as unknown) : undefined);
+  }
+}
+
+/**
+ * Why `error` means the database is unavailable (a short cause for the log), or undefined when
+ * it is any other error. Never SQL or parameters: only codes and the driver's first words.
+ */
+export function databaseOutageCause(error: unknown): string | undefined {
+  for (const layer of layers(error)) {
+    const code = codeOf(layer);
+    const message = (layer as { message?: unknown }).message;
+    const text = typeof message === 'string' ? message.split('\n')[0].slice(0, 160) : '';
+    if (code && (NETWORK_CODES.has(code) || POSTGRES_CODES.test(code) || SQLITE_CODES.has(code))) {
+      return text.includes(code) ? text : `${code}: ${text}`;
+    }
+    if (POSTGRES_MESSAGES.test(text)) return text;
+    if (isReleasedRunner(layer)) return `${(layer as Error).name}: the connection was lost`;
+  }
+  return undefined;
+}
+
+/** Whether `error` is a connection that broke under a query (a read may go again on a new one). */
+export function isBrokenConnection(error: unknown): boolean {
+  for (const layer of layers(error)) {
+    const code = codeOf(layer);
+    const message = (layer as { message?: unknown }).message;
+    if (
+      (code && BROKEN_CONNECTION.test(code)) ||
+      (typeof message === 'string' && BROKEN_CONNECTION.test(message))
+    ) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/** Runs an idempotent read; if its connection broke, once more (the pool gives a fresh one). */
+export async function readWithRetry<T>(read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (error) {
+    if (!isBrokenConnection(error)) throw error;
+    return read();
+  }
+}
+
+/** The 503 a client gets while the database is unavailable. */
+export function serviceUnavailable(): ApiException {
+  return new ApiException('service_unavailable', undefined, undefined, {
+    'Retry-After': String(OUTAGE_RETRY_AFTER_SECONDS),
+  });
+}
+
+/**
+ * Logs database outages as warnings, once per burst: the first failure of a burst with its
+ * cause, then nothing until the failures have stopped for a while.
+ */
+export class OutageLog {
+  private readonly logger = new Logger('Database');
+  private lastFailure = -Infinity;
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  report(cause: string): void {
+    const now = this.now();
+    const newBurst = now - this.lastFailure > BURST_GAP_MS;
+    this.lastFailure = now;
+    if (newBurst) {
+      this.logger.warn(`database unavailable, answering 503 until it is back: ${cause}`);
+    }
+  }
+}
