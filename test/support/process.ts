@@ -1,5 +1,6 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 
 const ROOT = join(__dirname, '..', '..');
@@ -27,27 +28,38 @@ export function launchService(env: Record<string, string>): ServiceProcess {
   return { child, output: () => output };
 }
 
-/** Launches the service and waits until it says where it listens. */
+/** A port that is free on 127.0.0.1 right now. */
+export async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+/**
+ * Launches the service on a free port and waits until its liveness probe answers. (Not by
+ * reading its start line: in production that is a log line, which LOG_LEVEL=warn leaves out.)
+ */
 export async function spawnService(env: Record<string, string>, timeoutMs = 30000): Promise<RunningService> {
-  const service = launchService(env);
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`service did not start:\n${service.output()}`)),
-      timeoutMs,
-    );
-    service.child.stdout!.on('data', () => {
-      const match = /listening on (http:\/\/\S+)\/v1/.exec(service.output());
-      if (match) {
-        clearTimeout(timer);
-        resolve(match[1]);
-      }
-    });
-    service.child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`service exited with ${code}:\n${service.output()}`));
-    });
-  });
-  return { ...service, url };
+  const port = env.PORT ?? String(await freePort());
+  const service = launchService({ ...env, PORT: port });
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (service.child.exitCode !== null || service.child.signalCode !== null) {
+      throw new Error(
+        `service exited with ${service.child.exitCode ?? service.child.signalCode}:\n${service.output()}`,
+      );
+    }
+    const live = await fetch(`${url}/health/live`).catch(() => undefined);
+    if (live?.status === 200) return { ...service, url };
+    if (Date.now() > deadline) {
+      service.child.kill('SIGKILL');
+      throw new Error(`service did not start:\n${service.output()}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }
 
 /** Waits for a launched service to exit by itself; its exit code and everything it printed. */
