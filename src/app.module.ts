@@ -10,6 +10,7 @@ import { AppConfig } from './config/app-config';
 import { AppConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
 import { HealthModule } from './health/health.module';
+import { ObservabilityModule } from './observability/observability.module';
 import { PetsModule } from './pets/pets.module';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
 
@@ -26,6 +27,7 @@ export class AppModule {
       imports: [
         AppConfigModule.forRoot(config),
         LoggingModule.forRoot(logger),
+        ObservabilityModule.forRoot(config),
         DatabaseModule.forRoot(config),
         AuthModule,
         RateLimitModule.forRoot(config),

@@ -1,17 +1,24 @@
+// First: tracing must be set up before the modules it instruments are loaded.
+import './observability/tracing';
 import { KEY_SETUP } from './common/auth/auth.module';
 import { KeySetup } from './common/auth/key-setup';
 import { enableGracefulShutdown } from './common/lifecycle/graceful-shutdown';
 import { PinoNestLogger } from './common/logging/nest-logger';
 import { AppConfig, describeDatabase } from './config/app-config';
 import { configFromEnvironment } from './config/environment';
+import { MetricsListener } from './observability/metrics-listener';
+import { tracingDescription } from './observability/tracing-state';
 import { createApp, DOCS_PATH } from './setup-app';
 
-function banner(url: string, config: AppConfig, keys: KeySetup): string {
+function banner(url: string, config: AppConfig, keys: KeySetup, metricsUrl: string | undefined): string {
   const lines = [
     `Pet Store API listening on ${url}/v1`,
     `Swagger UI: ${url}/${DOCS_PATH}  (OpenAPI: ${url}/${DOCS_PATH}-json)`,
     `Database: ${describeDatabase(config)}`,
   ];
+  if (metricsUrl) lines.push(`Metrics: ${metricsUrl}`);
+  const tracing = tracingDescription();
+  if (tracing) lines.push(`Tracing: ${tracing}`);
   if (keys.newKey) {
     const kept =
       config.databaseUrl === null && config.databasePath === ':memory:'
@@ -46,7 +53,14 @@ async function main(): Promise<void> {
   const address = app.getHttpServer().address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const shownHost = ['0.0.0.0', '::'].includes(config.host) ? 'localhost' : config.host;
-  console.log(banner(`http://${shownHost}:${port}`, config, app.get<KeySetup>(KEY_SETUP)));
+  console.log(
+    banner(
+      `http://${shownHost}:${port}`,
+      config,
+      app.get<KeySetup>(KEY_SETUP),
+      app.get(MetricsListener).url(),
+    ),
+  );
 }
 
 main().catch((error: unknown) => {

@@ -14,6 +14,8 @@ const PREFIX_LENGTH = 12;
 
 export class ApiKeyError extends Error {}
 
+export type StoredKeyCheck = 'valid' | 'revoked' | 'unknown';
+
 export interface CreatedApiKey {
   /** The key itself: shown once, never stored. */
   key: string;
@@ -99,11 +101,16 @@ export class ApiKeysService {
 
   /** Whether `presented` is a stored key that is not revoked. */
   async verify(presented: string, now = Date.now()): Promise<boolean> {
+    return (await this.check(presented, now)) === 'valid';
+  }
+
+  /** What `presented` is: a stored key that is valid, one that was revoked, or unknown. */
+  async check(presented: string, now = Date.now()): Promise<StoredKeyCheck> {
     const digest = hashApiKey(presented);
     const cached = this.verified.get(digest);
     if (cached && cached.until > now) {
       this.touch(cached.id, now);
-      return true;
+      return 'valid';
     }
     const key = await this.keys.findOne({
       select: { id: true, revokedAt: true },
@@ -111,12 +118,12 @@ export class ApiKeysService {
     });
     if (!key || key.revokedAt !== null) {
       this.forget(digest);
-      return false;
+      return key ? 'revoked' : 'unknown';
     }
     if (this.verified.size >= CACHE_LIMIT) this.verified.clear();
     this.verified.set(digest, { id: key.id, until: now + VERIFY_CACHE_MS });
     this.touch(key.id, now);
-    return true;
+    return 'valid';
   }
 
   private forget(digest: string): void {

@@ -53,6 +53,10 @@ export interface AppConfig {
   readonly shutdownTimeoutMs: number;
   /** Serve Swagger UI and the OpenAPI document at /docs, /docs-json, /docs-yaml. */
   readonly swaggerEnabled: boolean;
+  /** Port of the Prometheus metrics listener (METRICS_PORT); null: no metrics are kept at all. */
+  readonly metricsPort: number | null;
+  /** Interface of the metrics listener (METRICS_HOST), never the API's by default. */
+  readonly metricsHost: string;
 }
 
 export class ConfigError extends Error {
@@ -274,6 +278,27 @@ function trustProxy(env: Env): TrustProxy {
   return addresses;
 }
 
+/** METRICS_PORT: unset or empty turns metrics off; 0 takes any free port; never the API's port. */
+function metricsPort(env: Env): number | null {
+  if (env.METRICS_PORT === undefined || env.METRICS_PORT === '') return null;
+  const port = integer(env, 'METRICS_PORT', 0, 0, 65535);
+  if (port !== 0 && port === integer(env, 'PORT', 3000, 0, 65535)) {
+    throw new ConfigError(
+      `METRICS_PORT must differ from PORT (both ${port}): metrics have their own listener`,
+    );
+  }
+  return port;
+}
+
+function metricsHost(env: Env): string {
+  const raw = env.METRICS_HOST;
+  if (raw === undefined || raw === '') return '127.0.0.1';
+  if (!/^[A-Za-z0-9.:\-[\]]+$/.test(raw)) {
+    throw new ConfigError(`METRICS_HOST must be a host name or IP address (got "${raw}")`);
+  }
+  return raw;
+}
+
 /** Builds the configuration from an environment, or throws a ConfigError with one clear line. */
 export function loadConfig(env: Env): AppConfig {
   const database = databasePath(env);
@@ -302,5 +327,7 @@ export function loadConfig(env: Env): AppConfig {
     trustProxy: trustProxy(env),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10000, 0, 600000),
     swaggerEnabled: boolean(env, 'SWAGGER_ENABLED', true),
+    metricsPort: metricsPort(env),
+    metricsHost: metricsHost(env),
   };
 }

@@ -1,9 +1,10 @@
-import { ExecutionContext, Injectable } from '@nestjs/common';
+import { ExecutionContext, Inject, Injectable, Optional } from '@nestjs/common';
 import { ThrottlerGuard, ThrottlerRequest } from '@nestjs/throttler';
 import type { Request, Response } from 'express';
 import { keyOwner } from '../common/auth/api-key.format';
 import { IS_PUBLIC } from '../common/auth/public.decorator';
 import { ApiException } from '../common/errors/api-exception';
+import { Metrics } from '../observability/metrics';
 
 export const POLICY_NAME = 'default';
 
@@ -15,6 +16,8 @@ export const POLICY_NAME = 'default';
  */
 @Injectable()
 export class RateLimitGuard extends ThrottlerGuard {
+  @Optional() @Inject(Metrics) private readonly metrics?: Metrics;
+
   protected override shouldSkip(context: ExecutionContext): Promise<boolean> {
     const isPublic = this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [
       context.getHandler(),
@@ -50,6 +53,7 @@ export class RateLimitGuard extends ThrottlerGuard {
     response.setHeader('RateLimit-Policy', `"${POLICY_NAME}";q=${limit};w=${windowSeconds}`);
     response.setHeader('RateLimit', `"${POLICY_NAME}";r=${Math.max(0, limit - record.totalHits)};t=${reset}`);
     if (record.isBlocked) {
+      this.metrics?.rateLimited('per_key');
       throw new ApiException(
         'rate_limited',
         `Too many requests: at most ${limit} per ${windowSeconds} seconds per API key. Retry after ${reset} seconds.`,

@@ -1,6 +1,6 @@
 import { Controller, ExecutionContext, Get } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { ApiKeysService } from '../../api-keys/api-keys.service';
+import { ApiKeysService, StoredKeyCheck } from '../../api-keys/api-keys.service';
 import { ApiException } from '../errors/api-exception';
 import { ApiKeyGuard, REALM } from './api-key.guard';
 import { ApiKeyStore } from './api-key.store';
@@ -10,11 +10,11 @@ const KEY = 'pet_valid-key-0123456789abcdef';
 const OTHER_KEY = 'other+key/0123456789abcdef==';
 const STORED_KEY = 'pet_stored-key-0123456789abcdef';
 
-type FakeStoredKeys = { verify: jest.Mock<Promise<boolean>, [string]> };
+type FakeStoredKeys = { check: jest.Mock<Promise<StoredKeyCheck>, [string]> };
 
 /** A stand-in for ApiKeysService that knows the given stored keys. */
 function fakeStoredKeys(...keys: string[]): FakeStoredKeys {
-  return { verify: jest.fn((token: string) => Promise.resolve(keys.includes(token))) };
+  return { check: jest.fn((token: string) => Promise.resolve(keys.includes(token) ? 'valid' : 'unknown')) };
 }
 
 function guardWith(configured: string[], stored: FakeStoredKeys): ApiKeyGuard {
@@ -117,7 +117,7 @@ describe('ApiKeyGuard', () => {
     ['a scheme glued to the key', `Bearer${KEY}`],
   ])('answers 401 with the realm only for %s', async (_label, header) => {
     expect(describeError(await rejection(guard, contextFor(header)))).toEqual(MISSING);
-    expect(storedKeys.verify).not.toHaveBeenCalled();
+    expect(storedKeys.check).not.toHaveBeenCalled();
   });
 
   it.each([
@@ -161,28 +161,28 @@ describe('ApiKeyGuard', () => {
       publicGuard.canActivate(contextFor('Bearer wrong-key-0123456789', PublicController)),
     ).resolves.toBe(true);
     expect(isValid).not.toHaveBeenCalled();
-    expect(storedKeys.verify).not.toHaveBeenCalled();
+    expect(storedKeys.check).not.toHaveBeenCalled();
   });
 
   describe('with stored keys', () => {
     it('does not look up stored keys when an API_KEYS key matches', async () => {
       await expect(guard.canActivate(contextFor(`Bearer ${KEY}`))).resolves.toBe(true);
       await expect(guard.canActivate(contextFor(`bearer ${OTHER_KEY}`))).resolves.toBe(true);
-      expect(storedKeys.verify).not.toHaveBeenCalled();
+      expect(storedKeys.check).not.toHaveBeenCalled();
     });
 
     it('lets a stored key that verifies through', async () => {
       await expect(guard.canActivate(contextFor(`Bearer ${STORED_KEY}`))).resolves.toBe(true);
-      expect(storedKeys.verify).toHaveBeenCalledTimes(1);
-      expect(storedKeys.verify).toHaveBeenCalledWith(STORED_KEY);
+      expect(storedKeys.check).toHaveBeenCalledTimes(1);
+      expect(storedKeys.check).toHaveBeenCalledWith(STORED_KEY);
     });
 
     it('asks the stored keys about any other well-formed token, and refuses it when they say no', async () => {
       const presented = 'wrong-key-0123456789abcdef';
 
       expect(describeError(await rejection(guard, contextFor(`Bearer ${presented}`)))).toEqual(INVALID);
-      expect(storedKeys.verify).toHaveBeenCalledTimes(1);
-      expect(storedKeys.verify).toHaveBeenCalledWith(presented);
+      expect(storedKeys.check).toHaveBeenCalledTimes(1);
+      expect(storedKeys.check).toHaveBeenCalledWith(presented);
     });
 
     it.each([
@@ -191,7 +191,7 @@ describe('ApiKeyGuard', () => {
       ['a token with a forbidden character', `Bearer ${STORED_KEY}!`],
     ])('does not look up %s', async (_label, header) => {
       expect(describeError(await rejection(guard, contextFor(header)))).toEqual(INVALID);
-      expect(storedKeys.verify).not.toHaveBeenCalled();
+      expect(storedKeys.check).not.toHaveBeenCalled();
     });
 
     it('accepts stored keys when API_KEYS is empty', async () => {
@@ -209,7 +209,7 @@ describe('ApiKeyGuard', () => {
     });
 
     it('passes a failure of the stored-key lookup on instead of letting the request through', async () => {
-      storedKeys.verify.mockRejectedValueOnce(new Error('SQLITE_BUSY'));
+      storedKeys.check.mockRejectedValueOnce(new Error('SQLITE_BUSY'));
 
       await expect(guard.canActivate(contextFor(`Bearer ${STORED_KEY}`))).rejects.toThrow('SQLITE_BUSY');
     });

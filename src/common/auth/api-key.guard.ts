@@ -1,7 +1,8 @@
-import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
+import { CanActivate, ExecutionContext, Injectable, Optional } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { ApiKeysService } from '../../api-keys/api-keys.service';
+import { Metrics } from '../../observability/metrics';
 import { ApiException } from '../errors/api-exception';
 import { bearerToken } from './api-key.format';
 import { ApiKeyStore } from './api-key.store';
@@ -23,6 +24,7 @@ export class ApiKeyGuard implements CanActivate {
     private readonly reflector: Reflector,
     private readonly configuredKeys: ApiKeyStore,
     private readonly storedKeys: ApiKeysService,
+    @Optional() private readonly metrics: Metrics = new Metrics(),
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -34,6 +36,7 @@ export class ApiKeyGuard implements CanActivate {
 
     const header = context.switchToHttp().getRequest<Request>().headers.authorization ?? '';
     if (!/^bearer(\s|$)/i.test(header)) {
+      this.metrics.authFailure('missing');
       throw new ApiException(
         'unauthorized',
         'An API key is required: send Authorization: Bearer <key>.',
@@ -42,10 +45,14 @@ export class ApiKeyGuard implements CanActivate {
       );
     }
     const token = bearerToken(header);
-    if (
-      token === undefined ||
-      !(this.configuredKeys.isValid(token) || (await this.storedKeys.verify(token)))
-    ) {
+    const stored =
+      token === undefined
+        ? 'unknown'
+        : this.configuredKeys.isValid(token)
+          ? 'valid'
+          : await this.storedKeys.check(token);
+    if (stored !== 'valid') {
+      this.metrics.authFailure(stored === 'revoked' ? 'revoked' : 'invalid');
       throw new ApiException('unauthorized', 'The API key is not valid.', undefined, {
         'WWW-Authenticate': INVALID_TOKEN_CHALLENGE,
       });
