@@ -11,7 +11,7 @@ import { ModuleRef } from '@nestjs/core';
 import { DataSource, Logger as TypeOrmLogger } from 'typeorm';
 import { AppConfig } from '../config/app-config';
 import { InjectConfig } from '../config/config.module';
-import { Metrics, PoolStats, PrometheusMetrics } from './metrics';
+import { Metrics, PrometheusMetrics } from './metrics';
 import { shutdownTracing } from './tracing-state';
 
 export const METRICS_PATH = '/metrics';
@@ -108,9 +108,9 @@ function countQueryErrors(dataSource: DataSource, metrics: Metrics): void {
   const original = dataSource.logger;
   const counting = Object.create(original, {
     logQueryError: {
-      value: (...args: Parameters<TypeOrmLogger['logQueryError']>) => {
+      value: (...args: Parameters<TypeOrmLogger['logQueryError']>): void => {
         metrics.queryError();
-        return original.logQueryError(...args);
+        original.logQueryError(...args);
       },
     },
   }) as TypeOrmLogger;

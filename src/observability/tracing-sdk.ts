@@ -52,7 +52,7 @@ class RedactingExporter implements SpanExporter {
   constructor(private readonly exporter: SpanExporter) {}
 
   export(spans: ReadableSpan[], done: (result: ExportResult) => void): void {
-    for (const span of spans) redactSpanAttributes(span.attributes as Record<string, unknown>);
+    for (const span of spans) redactSpanAttributes(span.attributes);
     this.exporter.export(spans, done);
   }
 
