@@ -84,7 +84,7 @@ describe.each(['http/protobuf', 'http/json'])('tracing with OTLP over %s', (prot
     await receiver.waitFor(
       () =>
         inTrace().some((span) => span.kind === SPAN_KIND.SERVER) &&
-        inTrace().some((span) => span.attributes['db.system'] !== undefined),
+        inTrace().some((span) => span.attributes['db.query.text'] !== undefined),
     );
     const spans = inTrace();
     const server = spans.find((span) => span.kind === SPAN_KIND.SERVER)!;
@@ -100,10 +100,10 @@ describe.each(['http/protobuf', 'http/json'])('tracing with OTLP over %s', (prot
       }),
       resource: expect.objectContaining({ 'service.name': 'petstore-api' }),
     });
-    const database = spans.find((span) => span.attributes['db.system'] !== undefined)!;
+    const database = spans.find((span) => span.attributes['db.query.text'] !== undefined)!;
     expect(database.kind).toBe(SPAN_KIND.CLIENT);
-    expect(['sqlite', 'postgresql']).toContain(database.attributes['db.system']);
-    expect(database.attributes['db.statement']).toMatch(/^SELECT .* FROM "(pets|\w+"\."pets)"/);
+    expect(['sqlite', 'postgresql']).toContain(database.attributes['db.system.name']);
+    expect(database.attributes['db.query.text']).toMatch(/^SELECT .* FROM "(pets|\w+"\."pets)"/);
     expect(descendsFrom(database, server, spans)).toBe(true);
     expect([...receiver.contentTypes]).toEqual([
       protocol === 'http/json' ? 'application/json' : 'application/x-protobuf',

@@ -17,9 +17,10 @@ interface Sqlite3Module {
 }
 
 /**
- * A span per SQLite query (no OpenTelemetry instrumentation exists for the sqlite3 driver):
- * `db.system` sqlite, the operation, and the SQL as TypeORM sends it, with `?` placeholders:
- * parameter values are never recorded. Queries outside a traced request (migrations at start)
+ * A span per SQLite query (no OpenTelemetry instrumentation exists for the sqlite3 driver), with
+ * the attributes of the stable database conventions that the PostgreSQL instrumentation uses too:
+ * `db.system.name` sqlite, `db.operation.name`, and `db.query.text`, the SQL as TypeORM sends it,
+ * with `?` placeholders: parameter values are never recorded. Queries outside a traced request (migrations at start)
  * get no span.
  */
 export class Sqlite3Instrumentation extends InstrumentationBase {
@@ -58,7 +59,7 @@ export class Sqlite3Instrumentation extends InstrumentationBase {
         `${operation} sqlite`,
         {
           kind: SpanKind.CLIENT,
-          attributes: { 'db.system': 'sqlite', 'db.operation': operation, 'db.statement': sql },
+          attributes: { 'db.system.name': 'sqlite', 'db.operation.name': operation, 'db.query.text': sql },
         },
         parent,
       );
