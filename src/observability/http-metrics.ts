@@ -3,6 +3,9 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { routeOf } from '../common/logging/request-log';
 import { PrometheusMetrics, UNMATCHED_ROUTE } from './metrics';
 
+/** The status of a request whose client went away before the answer was sent (nginx's convention). */
+export const CLIENT_CLOSED_REQUEST = 499;
+
 /**
  * Times every request into `http_server_request_duration_seconds` by method, route pattern
  * (`/v1/pets/:petId`, never the URL itself, so ids do not multiply the series) and status, and
@@ -16,7 +19,7 @@ export function httpMetrics(metrics: PrometheusMetrics): RequestHandler {
       metrics.requestEnded(
         req.method,
         routeOf(req) ?? UNMATCHED_ROUTE,
-        res.statusCode,
+        res.writableEnded ? res.statusCode : CLIENT_CLOSED_REQUEST,
         (performance.now() - started) / 1000,
       );
     });
