@@ -99,9 +99,14 @@ export function startTracingSdk(env: Record<string, string | undefined>): NodeSD
         disableOutgoingRequestInstrumentation: true,
         requestHook: onIncomingRequest,
       }),
-      // Route handlers only: a span per middleware (helmet, body parser, ...) costs more than it tells.
+      // Only for `http.route` on the server span: a span per Express layer (helmet, body parser,
+      // the route handler) costs more than it tells, beside Nest's spans of the same handler.
       new ExpressInstrumentation({
-        ignoreLayersType: [ExpressLayerType.MIDDLEWARE, ExpressLayerType.ROUTER],
+        ignoreLayersType: [
+          ExpressLayerType.MIDDLEWARE,
+          ExpressLayerType.ROUTER,
+          ExpressLayerType.REQUEST_HANDLER,
+        ],
       }),
       new NestInstrumentation(),
       new PgInstrumentation({ requireParentSpan: true }),
