@@ -7,7 +7,7 @@ import request from 'supertest';
 import { ApiKeysService } from '../src/api-keys/api-keys.service';
 import { Metrics } from '../src/observability/metrics';
 import { MetricsListener } from '../src/observability/metrics-listener';
-import { AUTH, startApp, tempDir } from './support/app';
+import { AUTH, startApp, tempDir, TEST_DATABASE_URL } from './support/app';
 
 const PROMETHEUS = '/usr/bin/prometheus';
 const PROMTOOL = '/usr/bin/promtool';
@@ -141,7 +141,15 @@ describe('metrics on (METRICS_PORT=0)', () => {
     ]) {
       expect(text).toMatch(new RegExp(`^${name}[{ ]`, 'm'));
     }
-    expect(text).toMatch(/^db_client_query_errors_total\{db_system="(sqlite|postgresql)"\} \d+$/m);
+    if (TEST_DATABASE_URL) {
+      expect(text).toMatch(/^db_client_query_errors_total\{db_system="postgresql"\} \d+$/m);
+      expect(text).toMatch(/^db_client_connections_max 10$/m);
+      expect(text).toMatch(/^db_client_connections\{state="used"\} \d+$/m);
+      expect(text).toMatch(/^db_client_connections_pending_requests 0$/m);
+    } else {
+      expect(text).toMatch(/^db_client_query_errors_total\{db_system="sqlite"\} \d+$/m);
+      expect(text).not.toContain('db_client_connections');
+    }
     expect(text).not.toContain(revoked);
   });
 
