@@ -20,7 +20,7 @@ interface Sqlite3Module {
  * A span per SQLite query (no OpenTelemetry instrumentation exists for the sqlite3 driver), with
  * the attributes of the stable database conventions that the PostgreSQL instrumentation uses too:
  * `db.system.name` sqlite, `db.operation.name`, and `db.query.text`, the SQL as TypeORM sends it,
- * with `?` placeholders: parameter values are never recorded. Queries outside a traced request (migrations at start)
+ * with `?` placeholders: bound parameter values are never recorded. Queries outside a traced request (migrations at start)
  * get no span.
  */
 export class Sqlite3Instrumentation extends InstrumentationBase {
