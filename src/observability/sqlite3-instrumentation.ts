@@ -20,8 +20,8 @@ interface Sqlite3Module {
  * A span per SQLite query (no OpenTelemetry instrumentation exists for the sqlite3 driver), with
  * the attributes of the stable database conventions that the PostgreSQL instrumentation uses too:
  * `db.system.name` sqlite, `db.operation.name`, and `db.query.text`, the SQL as TypeORM sends it,
- * with `?` placeholders: bound parameter values are never recorded. Queries outside a traced request (migrations at start)
- * get no span.
+ * with `?` placeholders: bound parameter values are never recorded. A query run where no span is
+ * active gets none, so it starts no trace of its own.
  */
 export class Sqlite3Instrumentation extends InstrumentationBase {
   constructor(config: InstrumentationConfig = {}) {
