@@ -1,3 +1,5 @@
+// First: tracing must be set up before the modules it instruments are loaded.
+import './observability/tracing';
 import type { Logger as PinoLogger } from 'pino';
 import { KEY_SETUP } from './common/auth/auth.module';
 import { API_PREFIX } from './common/http/api-prefix';
@@ -7,14 +9,19 @@ import { enableGracefulShutdown } from './common/lifecycle/graceful-shutdown';
 import { PinoNestLogger } from './common/logging/nest-logger';
 import { AppConfig, describeDatabase } from './config/app-config';
 import { configFromEnvironment } from './config/environment';
+import { MetricsListener } from './observability/metrics-listener';
+import { tracingDescription } from './observability/tracing-state';
 import { createApp, DOCS_PATH } from './setup-app';
 
-function banner(url: string, config: AppConfig, keys: KeySetup): string {
+function banner(url: string, config: AppConfig, keys: KeySetup, metricsUrl: string | undefined): string {
   const lines = [
     `Pet Store API listening on ${url}/v1`,
     `Swagger UI: ${url}/${DOCS_PATH}  (OpenAPI: ${url}/${DOCS_PATH}-json)`,
     `Database: ${describeDatabase(config)}`,
   ];
+  if (metricsUrl) lines.push(`Metrics: ${metricsUrl}`);
+  const tracing = tracingDescription();
+  if (tracing) lines.push(`Tracing: ${tracing}`);
   if (keys.newKey) {
     const kept =
       config.databaseUrl === null && config.databasePath === ':memory:'
@@ -51,6 +58,7 @@ async function main(): Promise<void> {
   const shownHost = ['0.0.0.0', '::'].includes(config.host) ? 'localhost' : config.host;
   const url = `http://${shownHost}:${port}`;
   const keys = app.get<KeySetup>(KEY_SETUP);
+  const metricsUrl = app.get(MetricsListener).url();
   if (config.nodeEnv === 'production') {
     // Production's standard output is JSON lines only: the same facts as one log line.
     app.get<PinoLogger>(ROOT_LOGGER).info(
@@ -59,11 +67,13 @@ async function main(): Promise<void> {
         docs: config.swaggerEnabled ? `${url}/${DOCS_PATH}` : null,
         database: describeDatabase(config),
         keys: keys.source,
+        metrics: metricsUrl ?? null,
+        tracing: tracingDescription() ?? null,
       },
       `Pet Store API listening on ${url}/${API_PREFIX}`,
     );
   } else {
-    console.log(banner(url, config, keys));
+    console.log(banner(url, config, keys, metricsUrl));
   }
 }
 

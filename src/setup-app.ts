@@ -17,6 +17,7 @@ import { securityHeaders } from './common/http/security-headers';
 import { REQUEST_ID_HEADER } from './common/logging/request-id';
 import { AppConfig } from './config/app-config';
 import { HEALTH_PATH } from './health/health.controller';
+import { useHttpMetrics } from './observability/observability.module';
 
 export const DOCS_PATH = 'docs';
 
@@ -94,6 +95,7 @@ export function setupApp(app: NestExpressApplication, config: AppConfig): void {
   answerProtocolErrors(app.getHttpServer());
   app.set('trust proxy', config.trustProxy);
   app.use(requestLog(app.get<PinoLogger>(ROOT_LOGGER)));
+  useHttpMetrics(app);
   app.use(securityHeaders(DOCS_PATH));
   if (config.corsOrigins.length > 0) enableCors(app, config.corsOrigins);
   app.use(checkRequestHeaders);

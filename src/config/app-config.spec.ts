@@ -40,6 +40,8 @@ describe('loadConfig', () => {
       trustProxy: false,
       shutdownTimeoutMs: 10000,
       swaggerEnabled: true,
+      metricsPort: null,
+      metricsHost: '127.0.0.1',
     };
 
     expect(loadConfig({})).toEqual(expected);
@@ -95,6 +97,8 @@ describe('loadConfig', () => {
         TRUST_PROXY: '10.0.0.0/8, loopback',
         SHUTDOWN_TIMEOUT_MS: '25000',
         SWAGGER_ENABLED: 'false',
+        METRICS_PORT: '9464',
+        METRICS_HOST: '0.0.0.0',
       }),
     ).toEqual({
       nodeEnv: 'production',
@@ -122,6 +126,8 @@ describe('loadConfig', () => {
       trustProxy: ['10.0.0.0/8', 'loopback'],
       shutdownTimeoutMs: 25000,
       swaggerEnabled: false,
+      metricsPort: 9464,
+      metricsHost: '0.0.0.0',
     });
   });
 
@@ -442,5 +448,30 @@ describe('loadConfig', () => {
 
     expect(error.problems).toHaveLength(3);
     expect(error.message).not.toMatch(/short-secret|hunter2/);
+  });
+  describe('METRICS_PORT and METRICS_HOST', () => {
+    it('keeps metrics off unless METRICS_PORT is set; 0 takes any free port', () => {
+      expect(loadConfig({ METRICS_PORT: '' }).metricsPort).toBeNull();
+      expect(loadConfig({ METRICS_PORT: '0' }).metricsPort).toBe(0);
+    });
+
+    it.each(['-1', '65536', 'on'])('rejects METRICS_PORT "%s"', (raw) => {
+      expect(configError({ METRICS_PORT: raw }).message).toBe(
+        `METRICS_PORT must be an integer from 0 to 65535 (got "${raw}")`,
+      );
+    });
+
+    it("refuses the API's own port", () => {
+      expect(configError({ METRICS_PORT: '3000' }).message).toBe(
+        'METRICS_PORT must differ from PORT (both 3000): metrics have their own listener',
+      );
+      expect(loadConfig({ PORT: '8080', METRICS_PORT: '3000' }).metricsPort).toBe(3000);
+    });
+
+    it('rejects a METRICS_HOST that is no host', () => {
+      expect(configError({ METRICS_HOST: 'local host' }).message).toBe(
+        'METRICS_HOST must be a host name or IP address (got "local host")',
+      );
+    });
   });
 });

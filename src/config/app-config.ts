@@ -61,6 +61,10 @@ export interface AppConfig {
   readonly shutdownTimeoutMs: number;
   /** Serve Swagger UI and the OpenAPI document at /docs, /docs-json, /docs-yaml. */
   readonly swaggerEnabled: boolean;
+  /** Port of the Prometheus metrics listener (METRICS_PORT); null: no metrics are kept at all. */
+  readonly metricsPort: number | null;
+  /** Interface of the metrics listener (METRICS_HOST), never the API's by default. */
+  readonly metricsHost: string;
 }
 
 export class ConfigError extends Error {
@@ -289,6 +293,21 @@ function trustProxy(env: Env): TrustProxy {
   return addresses;
 }
 
+/** METRICS_PORT: unset or empty turns metrics off; 0 takes any free port. */
+function metricsPort(env: Env): number | null {
+  if (env.METRICS_PORT === undefined || env.METRICS_PORT === '') return null;
+  return integer(env, 'METRICS_PORT', 0, 0, 65535);
+}
+
+function metricsHost(env: Env): string {
+  const raw = env.METRICS_HOST;
+  if (raw === undefined || raw === '') return '127.0.0.1';
+  if (!/^[A-Za-z0-9.:\-[\]]+$/.test(raw)) {
+    throw new ConfigError(`METRICS_HOST must be a host name or IP address (got "${raw}")`);
+  }
+  return raw;
+}
+
 /**
  * Builds the configuration from an environment, or throws one ConfigError that names every
  * problem found, one line each (never a secret value).
@@ -331,7 +350,14 @@ export function loadConfig(env: Env): AppConfig {
     trustProxy: read(() => trustProxy(env)),
     shutdownTimeoutMs: read(() => integer(env, 'SHUTDOWN_TIMEOUT_MS', 10000, 0, 600000)),
     swaggerEnabled: read(() => boolean(env, 'SWAGGER_ENABLED', true)),
+    metricsPort: read(() => metricsPort(env)),
+    metricsHost: read(() => metricsHost(env)),
   };
+  if (config.metricsPort !== null && config.metricsPort !== 0 && config.metricsPort === config.port) {
+    problems.push(
+      `METRICS_PORT must differ from PORT (both ${config.port}): metrics have their own listener`,
+    );
+  }
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
 }

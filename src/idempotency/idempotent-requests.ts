@@ -1,9 +1,11 @@
 import { createHash } from 'node:crypto';
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger, Optional } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { callerOf } from '../common/auth/caller';
+import { ApiException } from '../common/errors/api-exception';
 import { requestIdOf } from '../common/logging/request-log';
 import { validationFailed } from '../common/validation/request-validation.pipe';
+import { Metrics } from '../observability/metrics';
 import type { EntityManager } from 'typeorm';
 import { IdempotencyService, StoredResponse } from './idempotency.service';
 
@@ -55,7 +57,10 @@ export function requestDigest(body: unknown): string {
 export class IdempotentRequests {
   private readonly logger = new Logger('Idempotency');
 
-  constructor(private readonly idempotency: IdempotencyService) {}
+  constructor(
+    private readonly idempotency: IdempotencyService,
+    @Optional() private readonly metrics: Metrics = new Metrics(),
+  ) {}
 
   /**
    * Runs `operation` under the request's Idempotency-Key, if it has one. The operation gets a
@@ -81,8 +86,17 @@ export class IdempotentRequests {
         },
       ]);
     }
-    const claim = await this.idempotency.claim(owner, key, requestDigest(request.body));
+    const claim = await this.idempotency
+      .claim(owner, key, requestDigest(request.body))
+      .catch((error: unknown) => {
+        if (error instanceof ApiException && error.code === 'idempotency_conflict')
+          this.metrics.idempotencyConflict('in_flight');
+        if (error instanceof ApiException && error.code === 'idempotency_key_reused')
+          this.metrics.idempotencyConflict('body_mismatch');
+        throw error;
+      });
     if (claim.kind === 'replay') {
+      this.metrics.idempotencyReplay();
       response.status(claim.response.statusCode).setHeader(REPLAYED_HEADER, 'true');
       if (claim.response.location) response.location(claim.response.location);
       return claim.response.body as T;

@@ -1,3 +1,4 @@
+import { Metrics } from '../observability/metrics';
 import { PetEntity } from './pet.entity';
 import type { PetPage, PetQuery } from './pets.service';
 
@@ -58,8 +59,12 @@ export class PetCache {
   private readonly pages: BoundedMap<string, PetPage>;
   private currentGeneration = 0;
 
-  /** `maxPets` 0 keeps nothing at all (no animals, no pages). */
-  constructor(maxPets = DEFAULT_PET_CACHE_SIZE, maxPages = MAX_CACHED_PAGES) {
+  /** `maxPets` 0 keeps nothing at all (no animals, no pages). Lookups are counted in `metrics`. */
+  constructor(
+    maxPets = DEFAULT_PET_CACHE_SIZE,
+    maxPages = MAX_CACHED_PAGES,
+    private readonly metrics: Metrics = new Metrics(),
+  ) {
     this.pets = new BoundedMap(maxPets);
     this.pages = new BoundedMap(maxPets === 0 ? 0 : maxPages);
   }
@@ -70,7 +75,9 @@ export class PetCache {
   }
 
   pet(id: number): PetEntity | undefined {
-    return this.pets.get(id);
+    const pet = this.pets.get(id);
+    this.metrics.readCache('pet', pet !== undefined);
+    return pet;
   }
 
   /** Keeps an animal read from the database at `generation`. */
@@ -79,7 +86,9 @@ export class PetCache {
   }
 
   page(query: PetQuery): PetPage | undefined {
-    return this.pages.get(pageKey(query));
+    const page = this.pages.get(pageKey(query));
+    this.metrics.readCache('page', page !== undefined);
+    return page;
   }
 
   /**

@@ -4,7 +4,8 @@ import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { deprecationHeaders } from './deprecation';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
-import { PetCache } from './pet-cache';
+import { Metrics } from '../observability/metrics';
+import { MAX_CACHED_PAGES, PetCache } from './pet-cache';
 import { PetEntity } from './pet.entity';
 import { PetsController } from './pets.controller';
 import { PetsService } from './pets.service';
@@ -16,8 +17,9 @@ import { PetsService } from './pets.service';
     PetsService,
     {
       provide: PetCache,
-      inject: [APP_CONFIG],
-      useFactory: (config: AppConfig) => new PetCache(config.petCacheSize),
+      inject: [APP_CONFIG, Metrics],
+      useFactory: (config: AppConfig, metrics: Metrics) =>
+        new PetCache(config.petCacheSize, MAX_CACHED_PAGES, metrics),
     },
   ],
   exports: [PetsService],

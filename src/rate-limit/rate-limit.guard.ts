@@ -1,20 +1,24 @@
-import { ExecutionContext, Injectable } from '@nestjs/common';
+import { ExecutionContext, Inject, Injectable, Optional } from '@nestjs/common';
 import { ThrottlerGuard, ThrottlerRequest } from '@nestjs/throttler';
 import type { Request, Response } from 'express';
 import { callerOf } from '../common/auth/caller';
 import { IS_PUBLIC } from '../common/auth/public.decorator';
 import { ApiException } from '../common/errors/api-exception';
+import { Metrics } from '../observability/metrics';
 
 export const POLICY_NAME = 'default';
 
 /**
- * Limits requests per API key (the SHA-256 digest of its bearer token is the counter's key, never the key itself;
- * requests without a key count per client address). Every limited response carries the IETF
+ * Limits requests per API key: the counter's key is the caller the authentication guard
+ * recorded (the SHA-256 digest of the key, never the key itself); that guard runs first, so
+ * requests without a valid key never get here. Every limited response carries the IETF
  * draft headers `RateLimit-Policy` and `RateLimit`; over the limit it is 429 `rate_limited`
  * with `Retry-After`. Public routes (health, docs) are not limited.
  */
 @Injectable()
 export class RateLimitGuard extends ThrottlerGuard {
+  @Optional() @Inject(Metrics) private readonly metrics?: Metrics;
+
   protected override shouldSkip(context: ExecutionContext): Promise<boolean> {
     const isPublic = this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [
       context.getHandler(),
@@ -51,6 +55,7 @@ export class RateLimitGuard extends ThrottlerGuard {
     response.setHeader('RateLimit-Policy', `"${POLICY_NAME}";q=${limit};w=${windowSeconds}`);
     response.setHeader('RateLimit', `"${POLICY_NAME}";r=${Math.max(0, limit - record.totalHits)};t=${reset}`);
     if (record.isBlocked) {
+      this.metrics?.rateLimited('per_key');
       throw new ApiException(
         'rate_limited',
         `Too many requests: at most ${limit} per ${windowSeconds} seconds per API key. Retry after ${reset} seconds.`,

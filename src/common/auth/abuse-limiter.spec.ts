@@ -91,22 +91,23 @@ describe('FallbackCounters', () => {
 describe('AbuseLimiter', () => {
   it('lets an address through until it has failed `limit` times, then refuses it with 429 and Retry-After', async () => {
     const limiter = new AbuseLimiter(new MemoryCounters(), 2);
-    await limiter.check('192.0.2.1');
+    await expect(limiter.refusal('192.0.2.1')).resolves.toBeUndefined();
     await limiter.failed('192.0.2.1');
-    await limiter.check('192.0.2.1');
+    await expect(limiter.refusal('192.0.2.1')).resolves.toBeUndefined();
     await limiter.failed('192.0.2.1');
 
-    const refused = await limiter.check('192.0.2.1').catch((error: ApiException) => error);
+    const refused = await limiter.refusal('192.0.2.1');
     expect(refused).toBeInstanceOf(ApiException);
-    expect((refused as ApiException).code).toBe('rate_limited');
-    expect((refused as ApiException).headers).toEqual({ 'Retry-After': '60' });
-    await expect(limiter.check('192.0.2.2')).resolves.toBeUndefined();
+    expect(refused!.code).toBe('rate_limited');
+    expect(refused!.getStatus()).toBe(429);
+    expect(refused!.headers).toEqual({ 'Retry-After': '60' });
+    await expect(limiter.refusal('192.0.2.2')).resolves.toBeUndefined();
   });
 
   it('with no counters (limits off) never refuses', async () => {
     const limiter = new AbuseLimiter(null, 1);
     for (let i = 0; i < 5; i++) await limiter.failed('192.0.2.1');
-    await expect(limiter.check('192.0.2.1')).resolves.toBeUndefined();
+    await expect(limiter.refusal('192.0.2.1')).resolves.toBeUndefined();
     expect(limiter.enabled).toBe(false);
   });
 
@@ -117,7 +118,7 @@ describe('AbuseLimiter', () => {
     const limiter = new AbuseLimiter(new FallbackCounters(shared), 1);
     await limiter.failed('192.0.2.1');
 
-    await expect(limiter.check('192.0.2.1')).rejects.toBeInstanceOf(ApiException);
+    await expect(limiter.refusal('192.0.2.1')).resolves.toBeInstanceOf(ApiException);
     jest.restoreAllMocks();
   });
 });

@@ -166,13 +166,13 @@ export class AbuseLimiter implements OnModuleDestroy {
     await this.counters?.close?.();
   }
 
-  /** Throws 429 `rate_limited` when `address` has spent its budget. */
-  async check(address: string): Promise<void> {
-    if (!this.counters) return;
+  /** The 429 `rate_limited` to answer when `address` has spent its budget, else undefined. */
+  async refusal(address: string): Promise<ApiException | undefined> {
+    if (!this.counters) return undefined;
     const { count, resetInMs } = await this.counters.peek(counterKey(address), this.windowMs);
-    if (count < this.limit) return;
+    if (count < this.limit) return undefined;
     const retryAfter = Math.max(1, Math.ceil(resetInMs / 1000));
-    throw new ApiException(
+    return new ApiException(
       'rate_limited',
       `Too many requests without a valid API key from this address. Retry after ${retryAfter} seconds.`,
       undefined,

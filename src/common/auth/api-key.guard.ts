@@ -1,7 +1,8 @@
-import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
+import { CanActivate, ExecutionContext, Injectable, Optional } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
-import { ApiKeysService } from '../../api-keys/api-keys.service';
+import { ApiKeysService, KeyVerdict } from '../../api-keys/api-keys.service';
+import { Metrics } from '../../observability/metrics';
 import { ApiException } from '../errors/api-exception';
 import { AbuseLimiter } from './abuse-limiter';
 import { bearerToken } from './api-key.format';
@@ -33,6 +34,7 @@ export class ApiKeyGuard implements CanActivate {
     private readonly configuredKeys: ApiKeyStore,
     private readonly storedKeys: ApiKeysService,
     private readonly abuse: AbuseLimiter,
+    @Optional() private readonly metrics: Metrics = new Metrics(),
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -45,6 +47,7 @@ export class ApiKeyGuard implements CanActivate {
     const request = context.switchToHttp().getRequest<Request>();
     const header = request.headers.authorization;
     const token = bearerToken(header);
+    let verdict: KeyVerdict = 'unknown';
     if (token !== undefined) {
       const keyDigest = digest(token);
       const owner = keyDigest.toString('hex');
@@ -52,16 +55,18 @@ export class ApiKeyGuard implements CanActivate {
         setCaller(request, { owner });
         return true;
       }
-      if (!this.storedKeys.isKnown(owner)) await this.abuse.check(addressOf(request));
-      if ((await this.storedKeys.verifyDigest(owner)) === 'valid') {
+      if (!this.storedKeys.isKnown(owner)) await this.withinBudget(request);
+      verdict = await this.storedKeys.verifyDigest(owner);
+      if (verdict === 'valid') {
         setCaller(request, { owner });
         return true;
       }
     } else {
-      await this.abuse.check(addressOf(request));
+      await this.withinBudget(request);
     }
     await this.abuse.failed(addressOf(request));
     if (header === undefined || !BEARER_SCHEME.test(header)) {
+      this.metrics.authFailure('missing');
       throw new ApiException(
         'unauthorized',
         'An API key is required: send Authorization: Bearer <key>.',
@@ -69,9 +74,19 @@ export class ApiKeyGuard implements CanActivate {
         { 'WWW-Authenticate': BEARER_CHALLENGE },
       );
     }
+    this.metrics.authFailure(verdict === 'revoked' ? 'revoked' : 'invalid');
     throw new ApiException('unauthorized', 'The API key is not valid.', undefined, {
       'WWW-Authenticate': INVALID_TOKEN_CHALLENGE,
     });
+  }
+
+  /** Refuses the request (429) when its address has spent the budget of requests without a valid key. */
+  private async withinBudget(request: Request): Promise<void> {
+    const refusal = await this.abuse.refusal(addressOf(request));
+    if (refusal) {
+      this.metrics.rateLimited('auth_failures');
+      throw refusal;
+    }
   }
 }
 

@@ -1,5 +1,6 @@
 import type { LoggerService } from '@nestjs/common';
 import type { Level, Logger } from 'pino';
+import { activeTraceIds } from '../../observability/tracing-state';
 
 /**
  * Nest's logger interface on the app's pino logger. Nest calls `log(message, context)` and
@@ -37,7 +38,8 @@ export class PinoNestLogger implements LoggerService {
 
   private write(level: Level, message: unknown, params: unknown[]): void {
     if (!this.root.isLevelEnabled(level)) return;
-    const fields: Record<string, unknown> = {};
+    // With tracing on, a line written while serving a request names its trace and span.
+    const fields: Record<string, unknown> = { ...activeTraceIds() };
     const rest = [...params];
     const last = rest[rest.length - 1];
     // The context comes last; a lone string after an error's message is its stack only when

@@ -1,5 +1,6 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Level, Logger } from 'pino';
+import { serverSpanIdsOf } from '../../observability/tracing-state';
 import { isMiddlewareRoute } from '../http/route-index';
 import { redactUrl } from './redact';
 import { requestIdFor } from './request-id';
@@ -16,7 +17,7 @@ export function requestIdOf(req: object): string | undefined {
 }
 
 /** The pattern of the endpoint that answered (`/v1/pets/:petId`), if one did. */
-function routeOf(req: Request): string | undefined {
+export function routeOf(req: Request): string | undefined {
   const route = req.route as { path?: unknown; methods?: Record<string, boolean> } | undefined;
   if (typeof route?.path !== 'string' || isMiddlewareRoute(route.methods ?? {})) return undefined;
   return route.path;
@@ -34,7 +35,8 @@ export function levelOf(status: number, finished: boolean): Level {
 /**
  * Gives each request its id (echoed at once in `X-Request-Id`, so every answer carries it) and
  * writes one line when the exchange is over: method, route, url (key-like query values
- * redacted), status, duration and client address, under the request id. Headers and bodies are
+ * redacted), status, duration and client address, under the request id (and, with tracing on,
+ * the ids of the request's server span: `trace_id`, `span_id`). Headers and bodies are
  * never logged. The line is built only when its level is enabled, and written through the root
  * logger: no child logger and no async context per request (both measured, issue 9).
  */
@@ -50,9 +52,12 @@ export function requestLog(root: Logger): RequestHandler {
       if (!root.isLevelEnabled(level)) return;
       const durationMs = Date.now() - started;
       const url = redactUrl(req.originalUrl ?? req.url);
+      const span = serverSpanIdsOf(req);
       root[level](
         {
           reqId,
+          trace_id: span?.trace_id,
+          span_id: span?.span_id,
           method: req.method,
           route: routeOf(req),
           url,

@@ -1,0 +1,118 @@
+import { createServer, Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  BeforeApplicationShutdown,
+  Inject,
+  Injectable,
+  OnApplicationBootstrap,
+  OnModuleInit,
+} from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
+import { DataSource, Logger as TypeOrmLogger } from 'typeorm';
+import { AppConfig } from '../config/app-config';
+import { InjectConfig } from '../config/config.module';
+import { Metrics, PrometheusMetrics } from './metrics';
+import { shutdownTracing } from './tracing-state';
+
+export const METRICS_PATH = '/metrics';
+
+/** The pg Pool TypeORM's PostgreSQL driver keeps as `master`. */
+interface PgPool {
+  totalCount: number;
+  idleCount: number;
+  waitingCount: number;
+  options: { max: number };
+}
+
+/**
+ * The metrics' own HTTP listener (METRICS_HOST:METRICS_PORT, 127.0.0.1 by default): only
+ * `GET /metrics`, in the Prometheus text format; the API's port never serves it. Also hooks the
+ * database into the metrics (query errors, the PostgreSQL pool), and flushes the spans still
+ * buffered when the app shuts down.
+ */
+@Injectable()
+export class MetricsListener implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown {
+  private server: Server | undefined;
+
+  constructor(
+    @Inject(Metrics) private readonly metrics: Metrics,
+    @InjectConfig() private readonly config: AppConfig,
+    private readonly moduleRef: ModuleRef,
+  ) {}
+
+  /** Where Prometheus scrapes this instance, once listening. */
+  url(): string | undefined {
+    const address = this.server?.address() as AddressInfo | null | undefined;
+    if (!address) return undefined;
+    const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+    return `http://${host}:${address.port}${METRICS_PATH}`;
+  }
+
+  onModuleInit(): void {
+    if (!(this.metrics instanceof PrometheusMetrics)) return;
+    const dataSource = this.moduleRef.get(DataSource, { strict: false });
+    countQueryErrors(dataSource, this.metrics);
+    if (dataSource.options.type === 'postgres') {
+      const pool = (dataSource.driver as unknown as { master: PgPool }).master;
+      this.metrics.watchDatabase('postgresql', () => ({
+        totalCount: pool.totalCount,
+        idleCount: pool.idleCount,
+        waitingCount: pool.waitingCount,
+        max: pool.options.max,
+      }));
+    } else {
+      this.metrics.watchDatabase(dataSource.options.type);
+    }
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    if (!(this.metrics instanceof PrometheusMetrics) || this.config.metricsPort === null) return;
+    const registry = this.metrics.registry;
+    const server = createServer((req, res) => {
+      const path = (req.url ?? '').split('?')[0];
+      if (path !== METRICS_PATH || (req.method !== 'GET' && req.method !== 'HEAD')) {
+        res.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8' }).end('Not found: see /metrics\n');
+        return;
+      }
+      registry.metrics().then(
+        (text) => res.writeHead(200, { 'Content-Type': registry.contentType }).end(text),
+        () => res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' }).end('Metrics failed\n'),
+      );
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', (error) =>
+        reject(
+          new Error(
+            `metrics listener on ${this.config.metricsHost}:${this.config.metricsPort}: ${error.message}`,
+          ),
+        ),
+      );
+      server.listen(this.config.metricsPort!, this.config.metricsHost, () => resolve());
+    });
+    this.server = server;
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    if (server) {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+    await shutdownTracing();
+  }
+}
+
+/** Counts failed queries through TypeORM's logger, which every driver tells of each failure. */
+function countQueryErrors(dataSource: DataSource, metrics: Metrics): void {
+  const original = dataSource.logger;
+  const counting = Object.create(original, {
+    logQueryError: {
+      value: (...args: Parameters<TypeOrmLogger['logQueryError']>): void => {
+        metrics.queryError();
+        original.logQueryError(...args);
+      },
+    },
+  }) as TypeOrmLogger;
+  (dataSource as { logger: TypeOrmLogger }).logger = counting;
+}

@@ -1,0 +1,127 @@
+import type { IncomingMessage } from 'node:http';
+import { context, Span, trace } from '@opentelemetry/api';
+import { ExpressInstrumentation, ExpressLayerType } from '@opentelemetry/instrumentation-express';
+import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
+import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
+import { NestInstrumentation } from '@opentelemetry/instrumentation-nestjs-core';
+import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
+import type { ExportResult } from '@opentelemetry/core';
+import { OTLPTraceExporter as GrpcTraceExporter } from '@opentelemetry/exporter-trace-otlp-grpc';
+import { OTLPTraceExporter as JsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as ProtobufTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { NodeSDK } from '@opentelemetry/sdk-node';
+import { ConsoleSpanExporter, ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace';
+import { REDACTED, redactUrl } from '../common/logging/redact';
+import { Sqlite3Instrumentation } from './sqlite3-instrumentation';
+import { registerTracing, SERVER_SPAN_IDS, TraceIds } from './tracing-state';
+
+export const DEFAULT_SERVICE_NAME = 'petstore-api';
+
+function idsOf(span: Span | undefined): TraceIds | undefined {
+  if (!span) return undefined;
+  const { traceId, spanId } = span.spanContext();
+  return { trace_id: traceId, span_id: spanId };
+}
+
+/** The server span of each request: its ids are kept on the request for the request log. */
+function onIncomingRequest(span: Span, request: unknown): void {
+  const incoming = request as IncomingMessage & { [SERVER_SPAN_IDS]?: TraceIds };
+  if ('headers' in incoming) incoming[SERVER_SPAN_IDS] = idsOf(span);
+}
+
+/** Attributes that hold a URL or its query string, as the instrumentations name them. */
+const URL_ATTRIBUTES = new Set(['url.full', 'url.query', 'http.url', 'http.target']);
+const SECRET_ATTRIBUTE = /authorization|cookie|api[-_.]?key|password|token|secret/i;
+
+/**
+ * Spans leave the process with no credential in them: the value of every key-like query
+ * parameter in a URL attribute becomes `[Redacted]` (the same rule as the log's), and an
+ * attribute named like a credential (a captured `Authorization` header, say) is replaced whole.
+ * No instrumentation here records headers or bodies; this is the net below that.
+ */
+export function redactSpanAttributes(attributes: Record<string, unknown>): void {
+  for (const [name, value] of Object.entries(attributes)) {
+    if (SECRET_ATTRIBUTE.test(name)) attributes[name] = REDACTED;
+    else if (typeof value === 'string' && URL_ATTRIBUTES.has(name)) {
+      attributes[name] = name === 'url.query' ? redactUrl(`?${value}`).slice(1) : redactUrl(value);
+    }
+  }
+}
+
+class RedactingExporter implements SpanExporter {
+  constructor(private readonly exporter: SpanExporter) {}
+
+  export(spans: ReadableSpan[], done: (result: ExportResult) => void): void {
+    for (const span of spans) redactSpanAttributes(span.attributes);
+    this.exporter.export(spans, done);
+  }
+
+  shutdown(): Promise<void> {
+    return this.exporter.shutdown();
+  }
+
+  forceFlush(): Promise<void> {
+    return this.exporter.forceFlush?.() ?? Promise.resolve();
+  }
+}
+
+/** OTEL_TRACES_EXPORTER `otlp` (the default) over OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL, or `console`. */
+function exporterFor(env: Record<string, string | undefined>, protocol: string): SpanExporter {
+  const names = (env.OTEL_TRACES_EXPORTER ?? '').split(',').map((name) => name.trim());
+  if (names.includes('console') && !names.includes('otlp')) return new ConsoleSpanExporter();
+  if (protocol === 'grpc') return new GrpcTraceExporter();
+  if (protocol === 'http/json') return new JsonTraceExporter();
+  return new ProtobufTraceExporter();
+}
+
+/**
+ * Starts the OpenTelemetry Node SDK: W3C trace context in and out (the SDK's default
+ * propagators), spans of HTTP, Express routes, Nest handlers, PostgreSQL, Redis and SQLite
+ * queries, exported as the OTEL_* variables say (OTEL_EXPORTER_OTLP_PROTOCOL: http/protobuf by
+ * default, http/json, grpc; the exporters read their endpoint, headers and timeout themselves). Only traces: OpenTelemetry metrics and logs stay off, since metrics
+ * are Prometheus's and log lines go to stdout carrying trace_id and span_id.
+ */
+export function startTracingSdk(env: Record<string, string | undefined>): NodeSDK {
+  const protocol =
+    env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL || env.OTEL_EXPORTER_OTLP_PROTOCOL || 'http/protobuf';
+  const sdk = new NodeSDK({
+    // OTEL_SERVICE_NAME (or service.name in OTEL_RESOURCE_ATTRIBUTES) wins when set.
+    serviceName:
+      env.OTEL_SERVICE_NAME || /(^|,)\s*service\.name=/.test(env.OTEL_RESOURCE_ATTRIBUTES ?? '')
+        ? undefined
+        : DEFAULT_SERVICE_NAME,
+    // Batched as OTEL_BSP_* say, by the SDK.
+    traceExporter: new RedactingExporter(exporterFor(env, protocol)),
+    metricReaders: [],
+    logRecordProcessors: [],
+    instrumentations: [
+      new HttpInstrumentation({
+        disableOutgoingRequestInstrumentation: true,
+        requestHook: onIncomingRequest,
+      }),
+      // Only for `http.route` on the server span: a span per Express layer (helmet, body parser,
+      // the route handler) costs more than it tells, beside Nest's spans of the same handler.
+      new ExpressInstrumentation({
+        ignoreLayersType: [
+          ExpressLayerType.MIDDLEWARE,
+          ExpressLayerType.ROUTER,
+          ExpressLayerType.REQUEST_HANDLER,
+        ],
+      }),
+      new NestInstrumentation(),
+      new PgInstrumentation({ requireParentSpan: true }),
+      new IORedisInstrumentation({ requireParentSpan: true }),
+      new Sqlite3Instrumentation(),
+    ],
+  });
+  sdk.start();
+  const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  registerTracing({
+    activeIds: () => idsOf(trace.getSpan(context.active())),
+    shutdown: () => sdk.shutdown(),
+    description: env.OTEL_TRACES_EXPORTER
+      ? `exporter ${env.OTEL_TRACES_EXPORTER}${endpoint ? ` (${protocol} to ${endpoint})` : ''}`
+      : `OTLP ${protocol} to ${endpoint}`,
+  });
+  return sdk;
+}
