@@ -5,12 +5,12 @@ import { deprecationHeaders } from './deprecation';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { PetCache } from './pet-cache';
-import { PetEntity } from './pet.entity';
+import { PETS_SCHEMA } from './pets.schema';
 import { PetsController } from './pets.controller';
 import { PetsService } from './pets.service';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([PetEntity]), IdempotencyModule],
+  imports: [TypeOrmModule.forFeature([...PETS_SCHEMA.entities]), IdempotencyModule],
   controllers: [PetsController],
   providers: [
     PetsService,
