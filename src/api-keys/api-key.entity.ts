@@ -1,5 +1,6 @@
-import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import { Column, Entity, Index } from 'typeorm';
 import { int64AsNumber } from '../common/validation/int64';
+import { IdColumn } from '../database/dialect';
 
 /**
  * A stored API key: never the key itself, only its SHA-256 digest (looked up by a unique
@@ -8,12 +9,13 @@ import { int64AsNumber } from '../common/validation/int64';
  */
 @Entity({ name: 'api_keys' })
 export class ApiKeyEntity {
-  @PrimaryGeneratedColumn({ type: 'integer' })
+  @IdColumn()
   id!: number;
 
   @Column({ type: 'varchar', length: 100 })
   name!: string;
 
+  @Index('idx_api_keys_prefix')
   @Column({ type: 'varchar', length: 16 })
   prefix!: string;
 

@@ -1,10 +1,10 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { ApiKeyEntity } from './api-key.entity';
+import { API_KEYS_SCHEMA } from './api-keys.schema';
 import { ApiKeysService } from './api-keys.service';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([ApiKeyEntity])],
+  imports: [TypeOrmModule.forFeature([...API_KEYS_SCHEMA.entities])],
   providers: [ApiKeysService],
   exports: [ApiKeysService],
 })

@@ -12,7 +12,13 @@ export class DatabaseModule {
       imports: [
         TypeOrmModule.forRootAsync({
           // No retries: a database that can't be opened is a configuration error to report now.
-          useFactory: () => ({ ...dataSourceOptions(config), retryAttempts: 0 }),
+          // Entities come from the feature modules imported (TypeOrmModule.forFeature).
+          useFactory: () => ({
+            ...dataSourceOptions(config),
+            entities: [],
+            autoLoadEntities: true,
+            retryAttempts: 0,
+          }),
           dataSourceFactory: (options?: DataSourceOptions) => openDatabase(config, options),
         }),
       ],

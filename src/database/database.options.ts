@@ -2,13 +2,9 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import * as sqlite3 from 'sqlite3';
 import { DataSource, DataSourceOptions } from 'typeorm';
-import { ApiKeyEntity } from '../api-keys/api-key.entity';
 import { AppConfig } from '../config/app-config';
-import { IdempotencyRecordEntity } from '../idempotency/idempotency-record.entity';
-import { PetEntity } from '../pets/pet.entity';
-import { MIGRATIONS } from './migrations';
-
-export const ENTITIES = [PetEntity, ApiKeyEntity, IdempotencyRecordEntity];
+import { AppDataSource } from './dialect';
+import { ALL_ENTITIES, ALL_MIGRATIONS } from './schema';
 
 /** Any number, shared by every instance: the PostgreSQL advisory lock held while migrating. */
 const MIGRATION_LOCK_ID = 7_348_214_901;
@@ -31,8 +27,8 @@ export const SQLITE3_DRIVER: typeof sqlite3 = Object.create(sqlite3, {
  */
 export function dataSourceOptions(config: AppConfig): DataSourceOptions {
   const common = {
-    entities: ENTITIES,
-    migrations: MIGRATIONS,
+    entities: [...ALL_ENTITIES],
+    migrations: [...ALL_MIGRATIONS],
     migrationsRun: false,
     synchronize: false,
     // Failed queries surface as errors, which the filter logs once with their stack; TypeORM's own
@@ -101,7 +97,7 @@ export async function openDatabase(
   config: AppConfig,
   options = dataSourceOptions(config),
 ): Promise<DataSource> {
-  const dataSource = await new DataSource(options).initialize();
+  const dataSource = await new AppDataSource(options).initialize();
   try {
     await migrate(dataSource, config);
     await applyDurability(dataSource, config);

@@ -1,5 +1,6 @@
-import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import { Column, Entity, Index } from 'typeorm';
 import { int64AsNumber } from '../common/validation/int64';
+import { IdColumn } from '../database/dialect';
 
 export type IdempotencyState = 'in_flight' | 'done';
 
@@ -10,7 +11,7 @@ export type IdempotencyState = 'in_flight' | 'done';
 @Entity({ name: 'idempotency_keys' })
 @Index('uq_idempotency_owner_key', ['owner', 'idempotencyKey'], { unique: true })
 export class IdempotencyRecordEntity {
-  @PrimaryGeneratedColumn({ type: 'integer' })
+  @IdColumn()
   id!: number;
 
   /** SHA-256 of the API key that sent it: keys of different clients never meet. */

@@ -1,12 +1,12 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { IdempotencyRecordEntity } from './idempotency-record.entity';
+import { IDEMPOTENCY_SCHEMA } from './idempotency.schema';
 import { IdempotencyService } from './idempotency.service';
 import { IdempotentRequests } from './idempotent-requests';
 
 /** Idempotent creates: a feature module other modules use through `IdempotentRequests.run`. */
 @Module({
-  imports: [TypeOrmModule.forFeature([IdempotencyRecordEntity])],
+  imports: [TypeOrmModule.forFeature([...IDEMPOTENCY_SCHEMA.entities])],
   providers: [IdempotencyService, IdempotentRequests],
   exports: [IdempotencyService, IdempotentRequests],
 })

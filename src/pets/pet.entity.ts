@@ -1,11 +1,13 @@
-import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import { Check, Column, Entity, Index } from 'typeorm';
 import { int64AsNumber } from '../common/validation/int64';
+import { IdColumn } from '../database/dialect';
 import { PetStatus } from './pet-status';
 
 @Entity({ name: 'pets' })
+@Check('chk_pets_status', `"status" IN ('available', 'pending', 'sold')`)
 @Index('idx_pets_status_id', ['status', 'id'])
 export class PetEntity {
-  @PrimaryGeneratedColumn({ type: 'integer' })
+  @IdColumn()
   id!: number;
 
   @Column({ type: 'varchar', length: 255 })

@@ -6,12 +6,12 @@ import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { Metrics } from '../observability/metrics';
 import { MAX_CACHED_PAGES, PetCache } from './pet-cache';
-import { PetEntity } from './pet.entity';
+import { PETS_SCHEMA } from './pets.schema';
 import { PetsController } from './pets.controller';
 import { PetsService } from './pets.service';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([PetEntity]), IdempotencyModule],
+  imports: [TypeOrmModule.forFeature([...PETS_SCHEMA.entities]), IdempotencyModule],
   controllers: [PetsController],
   providers: [
     PetsService,

@@ -1,5 +1,5 @@
 import { MigrationInterface, QueryRunner, Table } from 'typeorm';
-import { idColumn } from '../dialect';
+import { idColumn } from '../../database/dialect';
 
 /** The pets table. Ids come from AUTOINCREMENT so they only grow and are never reused. */
 export class CreatePets1763776800000 implements MigrationInterface {

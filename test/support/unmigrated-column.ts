@@ -1,0 +1,15 @@
+import { Column, Entity } from 'typeorm';
+import { ALL_ENTITIES } from '../../src/database/schema';
+import { PetEntity } from '../../src/pets/pet.entity';
+
+/** The pets entity with a column that no migration creates. */
+@Entity({ name: 'pets' })
+export class PetWithNickname extends PetEntity {
+  @Column({ type: 'varchar', length: 40, nullable: true })
+  nickname!: string | null;
+}
+
+/** Every entity of the service, with the pets entity replaced by `PetWithNickname`. */
+export function entitiesWithUnmigratedColumn(): (new () => object)[] {
+  return ALL_ENTITIES.map((entity) => (entity === PetEntity ? PetWithNickname : entity));
+}
