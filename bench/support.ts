@@ -4,10 +4,10 @@ import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { AddressInfo, createServer } from 'node:net';
 import { cpus } from 'node:os';
 import { dirname, join } from 'node:path';
 import { encodeCursor } from '../src/pets/cursor';
+import { freePort } from '../test/support/process';
 
 export const ROOT = join(__dirname, '..');
 export const API_KEY = `bench-${randomBytes(16).toString('hex')}`;
@@ -268,13 +268,4 @@ export async function load(
 /** Failed requests: socket errors, timeouts and answers that were not 2xx. */
 export function errorsOf(result: autocannon.Result): number {
   return result.errors + result.timeouts + result.non2xx;
-}
-
-/** A port that is free on 127.0.0.1 right now. */
-export async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
 }

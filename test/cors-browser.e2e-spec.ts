@@ -1,21 +1,11 @@
-import { existsSync } from 'node:fs';
 import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { NestExpressApplication } from '@nestjs/platform-express';
-import { Browser, chromium, Page } from 'playwright-core';
+import { Browser, Page } from 'playwright-core';
 import { startApp, TEST_KEY } from './support/app';
+import { describeInBrowser, launchChromium } from './support/browser';
 
-/** Debian's Chromium (`apt-get install -y chromium`; .ci/run installs it). */
-const CHROMIUM = '/usr/bin/chromium';
-
-const available = existsSync(CHROMIUM);
-if (!available && !process.env.CI) {
-  console.warn(
-    `Skipping the CORS browser test: no ${CHROMIUM}. Install it with: apt-get install -y chromium`,
-  );
-}
-// In CI a missing browser is a failure, not a skip.
-const describeInBrowser = available || process.env.CI ? describe : describe.skip;
+const describeCors = describeInBrowser('the CORS browser test');
 
 /** A web app's origin: a server of its own on another port, serving an empty page. */
 async function pageServer(): Promise<{ server: Server; origin: string }> {
@@ -71,7 +61,7 @@ function createFromPage(page: Page, api: string): Promise<CreateOutcome> {
   );
 }
 
-describeInBrowser('CORS in a real browser (Chromium, e2e)', () => {
+describeCors('CORS in a real browser (Chromium, e2e)', () => {
   jest.setTimeout(90000);
 
   let allowed: { server: Server; origin: string };
@@ -90,19 +80,7 @@ describeInBrowser('CORS in a real browser (Chromium, e2e)', () => {
     });
     await app.listen(0, '127.0.0.1');
     api = `http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}`;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
   });
 
   afterAll(async () => {

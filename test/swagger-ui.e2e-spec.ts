@@ -1,11 +1,10 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { NestExpressApplication } from '@nestjs/platform-express';
-import { Browser, chromium, Page } from 'playwright-core';
+import { Browser, Page } from 'playwright-core';
 import { startApp, TEST_KEY } from './support/app';
+import { describeInBrowser, launchChromium } from './support/browser';
 
-/** Debian's Chromium (`apt-get install -y chromium`; .ci/run installs it). */
-const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = join(__dirname, 'artifacts');
 /**
  * A name that is not localhost, mapped to the loopback address inside the browser only: the
@@ -14,14 +13,7 @@ const ARTIFACTS = join(__dirname, 'artifacts');
  */
 const HOST = 'petstore.test';
 
-const available = existsSync(CHROMIUM);
-if (!available && !process.env.CI) {
-  console.warn(
-    `Skipping the Swagger UI browser test: no ${CHROMIUM}. Install it with: apt-get install -y chromium`,
-  );
-}
-// In CI a missing browser is a failure, not a skip.
-const describeInBrowser = available || process.env.CI ? describe : describe.skip;
+const describeSwaggerUi = describeInBrowser('the Swagger UI browser test');
 
 interface PageProblems {
   cspViolations: string[];
@@ -30,7 +22,7 @@ interface PageProblems {
   foreignRequests: string[];
 }
 
-describeInBrowser('Swagger UI in a real browser (Chromium, e2e)', () => {
+describeSwaggerUi('Swagger UI in a real browser (Chromium, e2e)', () => {
   jest.setTimeout(90000);
 
   let app: NestExpressApplication;
@@ -42,20 +34,7 @@ describeInBrowser('Swagger UI in a real browser (Chromium, e2e)', () => {
     await app.listen(0, '127.0.0.1');
     const { port } = app.getHttpServer().address() as { port: number };
     origin = `http://${HOST}:${port}`;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        `--host-resolver-rules=MAP ${HOST} 127.0.0.1`,
-      ],
-    });
+    browser = await launchChromium([`--host-resolver-rules=MAP ${HOST} 127.0.0.1`]);
     mkdirSync(ARTIFACTS, { recursive: true });
   });
 
