@@ -1,5 +1,6 @@
 import { BEARER_CHALLENGE, INVALID_TOKEN_CHALLENGE } from './common/auth/api-key.guard';
 import { MAX_EXACT_INTEGER } from './common/validation/int64';
+import { errorCatalogueTable } from './common/errors/error-codes';
 import { AppConfig } from './config/app-config';
 import { NAME_MAX_LENGTH } from './pets/dto/new-pet.dto';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './pets/dto/list-pets-query.dto';
@@ -22,21 +23,7 @@ Every error is \`application/json\` with the body \`{ "code", "message", "status
 \`Error\` schema); \`status\` equals the HTTP status. Validation errors add
 \`details: [{ "field", "message" }]\`. Messages never reveal internals.
 
-| status | code | when |
-|---|---|---|
-| 400 | \`validation_failed\` | a parameter or the body breaks a rule |
-| 400 | \`invalid_json\` | the body is not valid JSON |
-| 400 | \`bad_request\` | the body was not sent completely |
-| 401 | \`unauthorized\` | missing or invalid API key |
-| 404 | \`not_found\` | unknown animal, or a path no route has |
-| 405 | \`method_not_allowed\` | a known path with another method; \`Allow\` lists the methods |
-| 413 | \`payload_too_large\` | the body is over the limit |
-| 409 | \`idempotency_conflict\` | a create with the same \`Idempotency-Key\` is still in flight |
-| 415 | \`unsupported_media_type\` | the body is not sent as \`application/json\` |
-| 422 | \`idempotency_key_reused\` | the \`Idempotency-Key\` was used with a different body |
-| 429 | \`rate_limited\` | over the API key's rate limit, or too many requests without a valid key from one address; \`Retry-After\` says when to retry |
-| 500 | \`internal_error\` | anything unexpected |
-| 503 | \`service_unavailable\` | the database is unavailable for a moment; \`Retry-After\` says when to retry |
+${errorCatalogueTable()}
 
 ## Limits
 - \`limit\` (listPets): 1 to ${MAX_PAGE_SIZE}, default ${DEFAULT_PAGE_SIZE}; animals come in

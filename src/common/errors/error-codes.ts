@@ -1,35 +1,102 @@
 /**
- * The stable error codes of the API (decisions.md, "Errors"): each with its HTTP status and
- * the message a client sees when nothing more specific is said.
+ * The error catalogue: every stable code of the API (decisions.md, "Errors") with its HTTP
+ * status, the message a client sees when nothing more specific is said, and when it is
+ * answered. The one source of the error tables: the OpenAPI description is generated from it,
+ * and a test holds the docs' tables and decisions.md to it.
  */
 export const ERROR_CODES = {
-  validation_failed: { status: 400, message: 'The request breaks a validation rule.' },
-  invalid_json: { status: 400, message: 'The request body is not valid JSON.' },
-  bad_request: { status: 400, message: 'The request is malformed.' },
-  unauthorized: { status: 401, message: 'A valid API key is required: send Authorization: Bearer <key>.' },
-  forbidden: { status: 403, message: 'The request is not allowed.' },
-  not_found: { status: 404, message: 'The requested resource could not be found.' },
-  method_not_allowed: { status: 405, message: 'The method is not allowed on this resource.' },
+  validation_failed: {
+    status: 400,
+    message: 'The request breaks a validation rule.',
+    when: 'body or parameters break a rule; `message` and `details` name each field',
+  },
+  invalid_json: {
+    status: 400,
+    message: 'The request body is not valid JSON.',
+    when: 'the body is not parseable JSON, or not valid UTF-8',
+  },
+  bad_request: {
+    status: 400,
+    message: 'The request is malformed.',
+    when:
+      'not valid HTTP/1.1 (bad chunking, bad or conflicting `Content-Length`, malformed headers, no `Host`, ' +
+      '`Host`/`Authorization`/`Content-Type` sent twice), a body that does not match its `Content-Encoding`, or `CONNECT`',
+  },
+  unauthorized: {
+    status: 401,
+    message: 'A valid API key is required: send Authorization: Bearer <key>.',
+    when: 'missing or invalid API key',
+  },
+  forbidden: {
+    status: 403,
+    message: 'The request is not allowed.',
+    when: "a guard refused an authenticated request (no operation of the contract does; a module's own guard may)",
+  },
+  not_found: {
+    status: 404,
+    message: 'The requested resource could not be found.',
+    when: 'unknown animal, or no such route (with or without a key)',
+  },
+  method_not_allowed: {
+    status: 405,
+    message: 'The method is not allowed on this resource.',
+    when: 'known path, unsupported method; `Allow` lists the methods',
+  },
+  request_timeout: {
+    status: 408,
+    message: 'The request was not received completely in time.',
+    when: "the request was not received completely in time (Node's limits: headers 60 s, whole request 300 s)",
+  },
   idempotency_conflict: {
     status: 409,
     message: 'A request with this Idempotency-Key is still being processed.',
+    when: 'a create with the same `Idempotency-Key` is still in flight',
   },
-  request_timeout: { status: 408, message: 'The request was not received completely in time.' },
-  payload_too_large: { status: 413, message: 'The request body is larger than the limit.' },
+  payload_too_large: {
+    status: 413,
+    message: 'The request body is larger than the limit.',
+    when: 'body over 16 KiB (answered at once, and the connection closed, when `Content-Length` says so)',
+  },
   unsupported_media_type: {
     status: 415,
     message: 'The request body must be sent as application/json (UTF-8).',
+    when: 'body not sent as `application/json` in UTF-8 (another `charset` is refused)',
+  },
+  expectation_failed: {
+    status: 417,
+    message: 'Only the expectation 100-continue is supported.',
+    when: 'an `Expect` header other than `100-continue`',
   },
   idempotency_key_reused: {
     status: 422,
     message: 'This Idempotency-Key was already used with a different request body.',
+    when: 'the `Idempotency-Key` was used before with another body',
   },
-  expectation_failed: { status: 417, message: 'Only the expectation 100-continue is supported.' },
-  rate_limited: { status: 429, message: 'Too many requests: retry later.' },
-  headers_too_large: { status: 431, message: 'The request line and headers are larger than the limit.' },
-  internal_error: { status: 500, message: 'An unexpected error occurred.' },
-  service_unavailable: { status: 503, message: 'The service is temporarily unavailable.' },
-} as const satisfies Record<string, { status: number; message: string }>;
+  rate_limited: {
+    status: 429,
+    message: 'Too many requests: retry later.',
+    when:
+      'over the per-key rate limit, or too many requests without a valid key from one address; ' +
+      '`Retry-After` says when to retry',
+  },
+  headers_too_large: {
+    status: 431,
+    message: 'The request line and headers are larger than the limit.',
+    when: "request line and headers over Node's 16 KiB limit",
+  },
+  internal_error: {
+    status: 500,
+    message: 'An unexpected error occurred.',
+    when: 'anything unexpected; the message reveals no internals',
+  },
+  service_unavailable: {
+    status: 503,
+    message: 'The service is temporarily unavailable.',
+    when:
+      'the database is unreachable, restarting, busy past its timeout or out of space, or the instance ' +
+      'is not ready; `Retry-After` says when to retry',
+  },
+} as const satisfies Record<string, { status: number; message: string; when: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 
@@ -38,4 +105,12 @@ export function codeForStatus(status: number): ErrorCode {
   const match = (Object.keys(ERROR_CODES) as ErrorCode[]).find((code) => ERROR_CODES[code].status === status);
   if (match) return match;
   return status >= 500 ? 'internal_error' : 'bad_request';
+}
+
+/** The catalogue as a Markdown table (`| status | code | when |`), as the docs show it. */
+export function errorCatalogueTable(): string {
+  const rows = (Object.keys(ERROR_CODES) as ErrorCode[]).map(
+    (code) => `| ${ERROR_CODES[code].status} | \`${code}\` | ${ERROR_CODES[code].when} |`,
+  );
+  return ['| status | code | when |', '|---|---|---|', ...rows].join('\n');
 }
