@@ -46,11 +46,45 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
     .addSecurityRequirements('bearer')
     .addTag('Pets', 'The animals of the catalogue.')
     .build();
-  return SwaggerModule.createDocument(app, info, {
+  const document = SwaggerModule.createDocument(app, info, {
     ignoreGlobalPrefix: true,
-    // The contract's operation names are the handlers' names: listPets, createPet, getPet.
-    operationIdFactory: (_controllerKey, methodKey) => methodKey,
+    operationIdFactory: (controllerKey, methodKey) => `${controllerKey}${OPERATION_ID_SEPARATOR}${methodKey}`,
   });
+  nameOperations(document);
+  return document;
+}
+
+const OPERATION_ID_SEPARATOR = '#';
+
+/**
+ * An operation is named after its handler (the contract's listPets, createPet, getPet). Where
+ * handlers of several controllers share a name (two modules' `list`), each is prefixed with its
+ * controller's name (`ordersList`, `widgetsList`), so that every operationId stays unique.
+ */
+export function nameOperations(document: OpenAPIObject): void {
+  // Operations named with @ApiOperation({ operationId }) keep their name.
+  const operations = Object.values(document.paths).flatMap((path) =>
+    Object.values(path).filter(
+      (operation): operation is { operationId: string } =>
+        typeof operation === 'object' &&
+        operation !== null &&
+        typeof (operation as { operationId?: unknown }).operationId === 'string' &&
+        (operation as { operationId: string }).operationId.includes(OPERATION_ID_SEPARATOR),
+    ),
+  );
+  const handlers = new Map<string, number>();
+  for (const operation of operations) {
+    const handler = operation.operationId.split(OPERATION_ID_SEPARATOR)[1];
+    handlers.set(handler, (handlers.get(handler) ?? 0) + 1);
+  }
+  for (const operation of operations) {
+    const [controller, handler] = operation.operationId.split(OPERATION_ID_SEPARATOR);
+    const resource = controller.replace(/Controller$/, '');
+    operation.operationId =
+      handlers.get(handler) === 1
+        ? handler
+        : `${resource.charAt(0).toLowerCase()}${resource.slice(1)}${handler.charAt(0).toUpperCase()}${handler.slice(1)}`;
+  }
 }
 
 /** Request headers a browser may send to the API, and response headers its scripts may read. */

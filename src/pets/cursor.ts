@@ -16,8 +16,10 @@ function check(payload: string): string {
 }
 
 /**
- * An opaque, integrity-checked page position. It is not a secret (it only says "after id N"), but
- * a cursor that was altered, cut or made up is refused rather than silently read wrongly.
+ * An opaque page position with a checksum: a cursor that was cut, mistyped or edited by hand
+ * is refused rather than silently read wrongly. The checksum is not a signature (no secret is
+ * involved), and needs none: a cursor only says "after id N" in a list everyone with a key may
+ * read in full, so a forged one grants nothing.
  */
 export function encodeCursor(cursor: PageCursor): string {
   const payload = Buffer.from(JSON.stringify([VERSION, cursor.afterId, cursor.status])).toString('base64url');
