@@ -2,7 +2,7 @@ import type { OpenAPIObject } from '@nestjs/swagger';
 import { nameOperations } from './setup-app';
 
 function documentWith(operations: Record<string, Record<string, { operationId: string }>>): OpenAPIObject {
-  return { openapi: '3.0.0', info: { title: 't', version: '1' }, paths: operations } as OpenAPIObject;
+  return { openapi: '3.0.0', info: { title: 't', version: '1' }, paths: operations };
 }
 
 describe('nameOperations', () => {
