@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { validationFailed } from '../common/validation/request-validation.pipe';
+import { validationFailed } from '../common/errors/api-exception';
 import { PetStatus } from './pet-status';
 
 /** Where a page starts: after this id, in the list filtered by this status (or none). */

@@ -1,6 +1,6 @@
 import { Injectable, PipeTransform } from '@nestjs/common';
+import { validationFailed } from '../common/errors/api-exception';
 import { MAX_EXACT_INTEGER, parseDecimalInt64 } from '../common/validation/int64';
-import { validationFailed } from '../common/validation/request-validation.pipe';
 
 /**
  * `petId` must be a decimal int64, else 400. A well-formed id outside the range ids can take

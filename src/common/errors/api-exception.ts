@@ -20,3 +20,9 @@ export class ApiException extends HttpException {
     super(message, ERROR_CODES[code].status);
   }
 }
+
+/** 400 `validation_failed`, its message naming every broken rule and `details` each field. */
+export function validationFailed(details: ErrorDetail[]): ApiException {
+  const message = `Validation failed: ${details.map((detail) => detail.message).join('; ')}.`;
+  return new ApiException('validation_failed', message, details);
+}

@@ -2,13 +2,8 @@ import { ArgumentMetadata, ValidationPipe } from '@nestjs/common';
 import { ListPetsQueryDto } from '../../pets/dto/list-pets-query.dto';
 import { NewPetDto } from '../../pets/dto/new-pet.dto';
 import { PetStatus } from '../../pets/pet-status';
-import { ApiException, ErrorDetail } from '../errors/api-exception';
-import {
-  MAX_BODY_DEPTH,
-  MAX_REMEMBERED_QUERIES,
-  RequestValidationPipe,
-  validationFailed,
-} from './request-validation.pipe';
+import { ApiException, ErrorDetail, validationFailed } from '../errors/api-exception';
+import { MAX_BODY_DEPTH, MAX_REMEMBERED_QUERIES, RequestValidationPipe } from './request-validation.pipe';
 
 const BODY: ArgumentMetadata = { type: 'body', metatype: NewPetDto, data: undefined };
 const QUERY: ArgumentMetadata = { type: 'query', metatype: ListPetsQueryDto, data: undefined };

@@ -7,17 +7,12 @@ import {
   ValidationPipeOptions,
 } from '@nestjs/common';
 import { getMetadataStorage } from 'class-validator';
-import { ApiException, ErrorDetail } from '../errors/api-exception';
+import { ErrorDetail, validationFailed } from '../errors/api-exception';
 
 /** Deeper JSON than this is refused before any library walks it recursively. */
 export const MAX_BODY_DEPTH = 32;
 /** Validated query strings remembered per DTO (the oldest is dropped first). */
 export const MAX_REMEMBERED_QUERIES = 1000;
-
-export function validationFailed(details: ErrorDetail[]): ApiException {
-  const message = `Validation failed: ${details.map((detail) => detail.message).join('; ')}.`;
-  return new ApiException('validation_failed', message, details);
-}
 
 function toDetails(errors: ValidationError[]): ErrorDetail[] {
   return errors.map((error) => ({
