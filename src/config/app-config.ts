@@ -133,11 +133,12 @@ function apiKeys(env: Env): string[] {
   return keys;
 }
 
-function host(env: Env): string {
-  const raw = env.HOST;
-  if (raw === undefined || raw === '') return '0.0.0.0';
+/** An interface to listen on: a host name or an IP address. */
+function host(env: Env, name: string, fallback: string): string {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
   if (!/^[A-Za-z0-9.:\-[\]]+$/.test(raw)) {
-    throw new ConfigError(`HOST must be a host name or IP address (got "${raw}")`);
+    throw new ConfigError(`${name} must be a host name or IP address (got "${raw}")`);
   }
   return raw;
 }
@@ -299,15 +300,6 @@ function metricsPort(env: Env): number | null {
   return integer(env, 'METRICS_PORT', 0, 0, 65535);
 }
 
-function metricsHost(env: Env): string {
-  const raw = env.METRICS_HOST;
-  if (raw === undefined || raw === '') return '127.0.0.1';
-  if (!/^[A-Za-z0-9.:\-[\]]+$/.test(raw)) {
-    throw new ConfigError(`METRICS_HOST must be a host name or IP address (got "${raw}")`);
-  }
-  return raw;
-}
-
 /**
  * Builds the configuration from an environment, or throws one ConfigError that names every
  * problem found, one line each (never a secret value).
@@ -327,7 +319,7 @@ export function loadConfig(env: Env): AppConfig {
   const config: AppConfig = {
     nodeEnv: read(() => nodeEnv(env)),
     port: read(() => integer(env, 'PORT', 3000, 0, 65535)),
-    host: read(() => host(env)),
+    host: read(() => host(env, 'HOST', '0.0.0.0')),
     databasePath: read(() => databasePath(env)),
     databaseUrl: read(() => databaseUrl(env)),
     databaseSchema: read(() => schemaName(env)),
@@ -351,7 +343,7 @@ export function loadConfig(env: Env): AppConfig {
     shutdownTimeoutMs: read(() => integer(env, 'SHUTDOWN_TIMEOUT_MS', 10000, 0, 600000)),
     swaggerEnabled: read(() => boolean(env, 'SWAGGER_ENABLED', true)),
     metricsPort: read(() => metricsPort(env)),
-    metricsHost: read(() => metricsHost(env)),
+    metricsHost: read(() => host(env, 'METRICS_HOST', '127.0.0.1')),
   };
   if (config.metricsPort !== null && config.metricsPort !== 0 && config.metricsPort === config.port) {
     problems.push(
