@@ -19,6 +19,7 @@
  *
  * 5. Starts the floor's dist/main.js the same way on its own fresh database, seeds it and runs
  *    the same scenarios, so the table shows the service and the floor one under the other.
+ *    The floor reads no cursor: its `deep` row is a first page.
  * A new scenario is one more entry in SCENARIOS.
  */
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -288,9 +289,7 @@ async function measureFloor(options: Options, scenarios: Scenario[], databasePat
     for (const scenario of scenarios) {
       const row = await measure(floor, context, scenario, options, 'nest-floor');
       rows.push(row);
-      console.log(
-        `  ${scenario.name.padEnd(7)} nest-floor: ${Math.round(row.requestsPerSecond)} req/s`,
-      );
+      console.log(`  ${scenario.name.padEnd(7)} nest-floor: ${Math.round(row.requestsPerSecond)} req/s`);
     }
     return rows;
   } finally {
