@@ -13,7 +13,13 @@
  * --scenarios list,get,filter,deep,create (all), --startup-rows N (100000; 0 skips step 4),
  * --json FILE (also write the results as JSON), --entry FILE (another build to measure, instead
  * of dist/main.js; started from the folder above its own), --profile DIR (run the server under
- * `node --cpu-prof`, writing one .cpuprofile per server start into DIR).
+ * `node --cpu-prof`, writing one .cpuprofile per server start into DIR), --floor DIR (the
+ * NestJS floor to measure beside the service, ../shared/bench/baselines/nest-floor by default,
+ * built there with `npm ci && npm run build`; `none` skips it).
+ *
+ * 5. Starts the floor's dist/main.js the same way on its own fresh database, seeds it and runs
+ *    the same scenarios, so the table shows the service and the floor one under the other.
+ *    The floor reads no cursor: its `deep` row is a first page.
  * A new scenario is one more entry in SCENARIOS.
  */
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -43,9 +49,11 @@ interface Options {
   json?: string;
   profile?: string;
   entry: string;
+  floor?: string;
 }
 
 interface Row {
+  target: string;
   scenario: string;
   requestsPerSecond: number;
   p50Ms: number;
@@ -64,6 +72,7 @@ function parseOptions(argv: string[]): Options {
     scenarios: SCENARIOS.map((scenario) => scenario.name),
     startupRows: 100000,
     entry: join(ROOT, 'dist', 'main.js'),
+    floor: join(ROOT, '..', 'shared', 'bench', 'baselines', 'nest-floor'),
   };
   const numeric: Record<string, keyof Options> = {
     '--duration': 'duration',
@@ -88,6 +97,8 @@ function parseOptions(argv: string[]): Options {
       options.entry = resolve(value);
     } else if (name === '--profile') {
       options.profile = resolve(value);
+    } else if (name === '--floor') {
+      options.floor = value === 'none' ? undefined : resolve(value);
     } else {
       throw new Error(`unknown option ${name}`);
     }
@@ -132,6 +143,7 @@ async function measure(
   context: BenchContext,
   scenario: Scenario,
   options: Options,
+  target = 'service',
 ): Promise<Row> {
   const warmup = await load(context, scenario, options.connections, options.warmup);
   server.resetPeakRss();
@@ -139,6 +151,7 @@ async function measure(
   const result = await load(context, scenario, options.connections, options.duration);
   const cpuAfter = server.cpuSeconds();
   return {
+    target,
     scenario: scenario.name,
     requestsPerSecond: result.requests.total / result.duration,
     p50Ms: result.latency.p50,
@@ -153,6 +166,7 @@ async function measure(
 function table(rows: Row[]): string {
   const header = [
     'scenario',
+    'target',
     'req/s',
     'p50 ms',
     'p99 ms',
@@ -163,6 +177,7 @@ function table(rows: Row[]): string {
   ];
   const lines = rows.map((row) => [
     row.scenario,
+    row.target,
     Math.round(row.requestsPerSecond).toLocaleString('en-US'),
     row.p50Ms.toFixed(1),
     row.p99Ms.toFixed(1),
@@ -178,7 +193,7 @@ function table(rows: Row[]): string {
   );
   const format = (cells: string[]) =>
     cells
-      .map((cell, column) => (column === 0 ? cell.padEnd(widths[column]) : cell.padStart(widths[column])))
+      .map((cell, column) => (column < 2 ? cell.padEnd(widths[column]) : cell.padStart(widths[column])))
       .join('  ');
   return [format(header), ...lines.map(format)].join('\n');
 }
@@ -214,8 +229,18 @@ async function main(): Promise<void> {
         `  ${scenario.name.padEnd(7)} ${scenario.description}: ${Math.round(row.requestsPerSecond)} req/s`,
       );
     }
-    console.log(`\n${table(rows)}`);
     if (seedPeak !== null) console.log(`peak RSS while seeding: ${seedPeak.toFixed(1)} MB`);
+
+    const floorRows = await measureFloor(options, scenarios, join(dir, 'floor.sqlite'));
+    const byScenario = (row: Row) => scenarios.findIndex((scenario) => scenario.name === row.scenario);
+    console.log(`\n${table([...rows, ...floorRows].sort((a, b) => byScenario(a) - byScenario(b)))}`);
+    if (floorRows.length > 0) {
+      const ratios = rows.map((row) => {
+        const floor = floorRows.find((other) => other.scenario === row.scenario);
+        return `${row.scenario} ${floor ? (row.requestsPerSecond / floor.requestsPerSecond).toFixed(2) : '?'}x`;
+      });
+      console.log(`service / nest-floor req/s: ${ratios.join(', ')}`);
+    }
 
     let restart: { rows: number; readyMs: number } | undefined;
     if (options.startupRows > 0) {
@@ -231,10 +256,10 @@ async function main(): Promise<void> {
     if (options.json) {
       writeFileSync(
         options.json,
-        JSON.stringify({ date: new Date().toISOString(), options, rows, restart }, null, 2),
+        JSON.stringify({ date: new Date().toISOString(), options, rows, floorRows, restart }, null, 2),
       );
     }
-    const errors = rows.reduce((sum, row) => sum + row.errors, 0);
+    const errors = [...rows, ...floorRows].reduce((sum, row) => sum + row.errors, 0);
     if (errors > 0) {
       console.error(`FAILED: ${errors} request(s) failed or were not 2xx`);
       process.exitCode = 1;
@@ -242,6 +267,33 @@ async function main(): Promise<void> {
   } finally {
     await server.stop();
     rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The same scenarios against the NestJS floor (its dist/main.js on a fresh database, seeded
+ * alike), or nothing when it is not built. Its rows are labelled `nest-floor`.
+ */
+async function measureFloor(options: Options, scenarios: Scenario[], databasePath: string): Promise<Row[]> {
+  if (options.floor === undefined) return [];
+  const entry = join(options.floor, 'dist', 'main.js');
+  if (!existsSync(entry)) {
+    console.log(`nest-floor: ${entry} is missing (build it: cd ${options.floor} && npm ci && npm run build)`);
+    return [];
+  }
+  const floor = await Server.start(entry, databasePath);
+  try {
+    const { baseUrl } = await floor.ready();
+    const context: BenchContext = { baseUrl, ids: await seed(baseUrl, options.seed) };
+    const rows: Row[] = [];
+    for (const scenario of scenarios) {
+      const row = await measure(floor, context, scenario, options, 'nest-floor');
+      rows.push(row);
+      console.log(`  ${scenario.name.padEnd(7)} nest-floor: ${Math.round(row.requestsPerSecond)} req/s`);
+    }
+    return rows;
+  } finally {
+    await floor.stop();
   }
 }
 

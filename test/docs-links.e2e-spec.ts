@@ -10,9 +10,6 @@ import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 const ROOT = resolve(__dirname, '..');
 const README_MAX_BYTES = 8192;
 
-/** Documents whose issue-number check is left out for now (being rewritten separately). */
-const ISSUE_NUMBER_EXCEPTIONS = new Set(['docs/performance.md']);
-
 function markdownUnder(folder: string): string[] {
   return readdirSync(join(ROOT, folder), { withFileTypes: true }).flatMap((entry) => {
     const path = `${folder}/${entry.name}`;
@@ -156,18 +153,15 @@ describe('documentation', () => {
     expect(statSync(join(ROOT, 'README.md')).size).toBeLessThanOrEqual(README_MAX_BYTES);
   });
 
-  it.each(DOCUMENTS.filter((doc) => !ISSUE_NUMBER_EXCEPTIONS.has(doc)))(
-    '%s names no issue numbers',
-    (document) => {
-      const mentions = read(document)
-        .split('\n')
-        .map((line, index) => ({ line: index + 1, match: /\bissues?\s+#?\d+|\(#\d+\)/i.exec(line)?.[0] }))
-        .filter(({ match }) => match !== undefined)
-        .map(({ line, match }) => `${document}:${line}: ${match}`);
+  it.each(DOCUMENTS)('%s names no issue numbers', (document) => {
+    const mentions = read(document)
+      .split('\n')
+      .map((line, index) => ({ line: index + 1, match: /\bissues?\s+#?\d+|\(#\d+\)/i.exec(line)?.[0] }))
+      .filter(({ match }) => match !== undefined)
+      .map(({ line, match }) => `${document}:${line}: ${match}`);
 
-      expect(mentions).toEqual([]);
-    },
-  );
+    expect(mentions).toEqual([]);
+  });
 });
 
 describe('the link checker', () => {

@@ -10,15 +10,20 @@ import { NewPetDto } from './dto/new-pet.dto';
 import { PetDto } from './dto/pet.dto';
 import { decodeCursor, encodeCursor } from './cursor';
 import { PetIdPipe } from './pet-id.pipe';
-import { PetEntity } from './pet.entity';
 import { PetsService } from './pets.service';
+
+/** What `res.json` sends, charset included (Express adds it to any string body). */
+const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
 // Summaries, descriptions and `deprecated` come from the doc comments (the @nestjs/swagger
 // plugin); the decorators say what it cannot infer: response descriptions, headers, errors.
 @Controller('pets')
 export class PetsController {
-  /** Response bodies of the pages the service hands out again (its cached pages). */
-  private readonly bodies = new WeakMap<readonly PetEntity[], PetDto[]>();
+  /**
+   * JSON answers of what the service hands out again (its cached pages and animals), serialised
+   * once: keyed by the cached object, so uncached results leave nothing behind.
+   */
+  private readonly answers = new WeakMap<object, string>();
 
   constructor(
     private readonly pets: PetsService,
@@ -63,12 +68,7 @@ export class PetsController {
       );
       res.setHeader('Link', `</${API_PREFIX}/pets?${next.toString()}>; rel="next"`);
     }
-    let body = this.bodies.get(page.pets);
-    if (!body) {
-      body = page.pets.map((pet) => PetDto.fromEntity(pet));
-      this.bodies.set(page.pets, body);
-    }
-    return body;
+    return this.json(res, page.pets, () => page.pets.map((pet) => PetDto.fromEntity(pet)));
   }
 
   /**
@@ -143,7 +143,25 @@ export class PetsController {
   })
   @ApiOkResponse({ type: PetDto, description: 'The animal exists.', headers: DEPRECATION_HEADER_DOCS })
   @ApiErrors([400, 401, 404, 429, 500, 503], { headers: DEPRECATION_HEADER_DOCS })
-  async getPet(@Param('petId', PetIdPipe) petId: number | null): Promise<PetDto> {
-    return PetDto.fromEntity(await this.pets.get(petId));
+  async getPet(
+    @Param('petId', PetIdPipe) petId: number | null,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<PetDto> {
+    const pet = await this.pets.get(petId);
+    return this.json(res, pet, () => PetDto.fromEntity(pet));
+  }
+
+  /**
+   * The JSON text of `body()`, serialised once per `source` object: the same bytes and
+   * Content-Type that `res.json` would send. Typed as the body, which is what the client gets.
+   */
+  private json<T>(res: Response, source: object, body: () => T): T {
+    let text = this.answers.get(source);
+    if (text === undefined) {
+      text = JSON.stringify(body());
+      this.answers.set(source, text);
+    }
+    res.setHeader('Content-Type', JSON_CONTENT_TYPE);
+    return text as unknown as T;
   }
 }

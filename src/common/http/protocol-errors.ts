@@ -98,8 +98,12 @@ export function answerProtocolErrors(server: Server): void {
   (server as Server & { requireHostHeader: boolean }).requireHostHeader = false;
 }
 
-/** Headers a request may carry once only: Node keeps the first of several, a proxy may read another. */
-const SINGLE_HEADERS = new Set(['host', 'authorization', 'content-type']);
+/**
+ * Headers a request may carry once only: Node keeps the first of several, a proxy may read
+ * another. Each has a bit, so that a request's headers are checked without allocating.
+ */
+const SINGLE_HEADERS: Readonly<Record<string, number>> = { host: 1, authorization: 2, 'content-type': 4 };
+const SINGLE_HEADER_LENGTHS = new Set(Object.keys(SINGLE_HEADERS).map((name) => name.length));
 
 /**
  * HTTP/1.1 requires a Host header (RFC 9112 §3.2), and a header that is not a list must not be
@@ -109,14 +113,17 @@ export function checkRequestHeaders(req: Request, _res: Response, next: NextFunc
   if (req.httpVersion === '1.1' && req.headers.host === undefined) {
     return next(new ApiException('bad_request', 'An HTTP/1.1 request must carry a Host header.'));
   }
-  const seen = new Set<string>();
-  for (let index = 0; index < req.rawHeaders.length; index += 2) {
-    const name = req.rawHeaders[index].toLowerCase();
-    if (!SINGLE_HEADERS.has(name)) continue;
-    if (seen.has(name)) {
+  const raw = req.rawHeaders;
+  let seen = 0;
+  for (let index = 0; index < raw.length; index += 2) {
+    if (!SINGLE_HEADER_LENGTHS.has(raw[index].length)) continue;
+    const name = raw[index].toLowerCase();
+    const bit = Object.hasOwn(SINGLE_HEADERS, name) ? SINGLE_HEADERS[name] : 0;
+    if (bit === 0) continue;
+    if ((seen & bit) !== 0) {
       return next(new ApiException('bad_request', `The ${name} header must not be sent more than once.`));
     }
-    seen.add(name);
+    seen |= bit;
   }
   next();
 }

@@ -62,6 +62,7 @@ export class RequestValidationPipe implements PipeTransform {
    * not remembered.
    */
   private readonly validQueries = new Map<unknown, Map<string, object>>();
+  private readonly declaredProperties = new Map<unknown, ReadonlySet<string>>();
 
   transform(value: unknown, metadata: ArgumentMetadata): unknown {
     const dto = metadata.metatype;
@@ -87,15 +88,25 @@ export class RequestValidationPipe implements PipeTransform {
     return Object.assign(Object.create(Object.getPrototypeOf(valid) as object) as object, valid);
   }
 
+  /** The properties a DTO declares (its validation metadata, fixed once the classes are loaded). */
+  private propertiesOf(dto: abstract new (...args: never[]) => unknown): ReadonlySet<string> {
+    let known = this.declaredProperties.get(dto);
+    if (!known) {
+      known = new Set(
+        getMetadataStorage()
+          .getTargetValidationMetadatas(dto, '', true, false)
+          .map((meta) => meta.propertyName),
+      );
+      this.declaredProperties.set(dto, known);
+    }
+    return known;
+  }
+
   private checkBodyShape(value: unknown, dto: abstract new (...args: never[]) => unknown): void {
     if (!isPlainObject(value)) {
       throw validationFailed([{ field: 'body', message: 'the request body must be a JSON object' }]);
     }
-    const known = new Set(
-      getMetadataStorage()
-        .getTargetValidationMetadatas(dto, '', true, false)
-        .map((meta) => meta.propertyName),
-    );
+    const known = this.propertiesOf(dto);
     const unknown = Object.keys(value).filter((key) => !known.has(key));
     if (unknown.length > 0) {
       throw validationFailed(
