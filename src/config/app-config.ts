@@ -1,7 +1,9 @@
 import { isAbsolute, resolve } from 'node:path';
 import proxyAddr from 'proxy-addr';
 import { isWellFormedApiKey, MIN_API_KEY_LENGTH } from '../common/auth/api-key.format';
-import { DEFAULT_PET_CACHE_SIZE } from '../pets/pet-cache';
+
+/** Animals kept in the read cache when PET_CACHE_SIZE is not set. */
+export const DEFAULT_PET_CACHE_SIZE = 20000;
 
 export type SqliteSynchronous = 'FULL' | 'NORMAL';
 

@@ -1,7 +1,7 @@
 import { PetCache } from './pet-cache';
 import { PetEntity } from './pet.entity';
 import { PetStatus } from './pet-status';
-import type { PetPage, PetQuery } from './pets.service';
+import type { PetPage, PetQuery } from './pet-page';
 
 function pet(id: number, status: PetStatus | null = null): PetEntity {
   return { id, name: `Pet ${id}`, categoryId: 1, status };

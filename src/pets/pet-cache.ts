@@ -1,9 +1,8 @@
+import { DEFAULT_PET_CACHE_SIZE } from '../config/app-config';
 import { Metrics } from '../observability/metrics';
 import { PetEntity } from './pet.entity';
-import type { PetPage, PetQuery } from './pets.service';
+import type { PetPage, PetQuery } from './pet-page';
 
-/** Animals kept by id when PET_CACHE_SIZE is not set. */
-export const DEFAULT_PET_CACHE_SIZE = 20000;
 /** Full pages kept (each at most 100 animals, shared with the by-id entries where both hold one). */
 export const MAX_CACHED_PAGES = 1000;
 

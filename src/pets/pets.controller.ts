@@ -3,13 +3,13 @@ import { ApiCreatedResponse, ApiHeader, ApiOkResponse, ApiParam } from '@nestjs/
 import type { Request, Response } from 'express';
 import { API_PREFIX } from '../common/http/api-prefix';
 import { ApiErrors } from '../common/openapi/api-errors.decorator';
+import { IdPipe } from '../common/validation/id.pipe';
 import { IDEMPOTENCY_KEY_HEADER, IdempotentRequests } from '../idempotency/idempotent-requests';
 import { DEPRECATION_HEADER_DOCS } from './deprecation';
 import { ListPetsQueryDto } from './dto/list-pets-query.dto';
 import { NewPetDto } from './dto/new-pet.dto';
 import { PetDto } from './dto/pet.dto';
 import { decodeCursor, encodeCursor } from './cursor';
-import { PetIdPipe } from './pet-id.pipe';
 import { PetsService } from './pets.service';
 
 /** What `res.json` sends, charset included (Express adds it to any string body). */
@@ -144,7 +144,7 @@ export class PetsController {
   @ApiOkResponse({ type: PetDto, description: 'The animal exists.', headers: DEPRECATION_HEADER_DOCS })
   @ApiErrors([400, 401, 404, 429, 500, 503], { headers: DEPRECATION_HEADER_DOCS })
   async getPet(
-    @Param('petId', PetIdPipe) petId: number | null,
+    @Param('petId', new IdPipe('petId', 'animal')) petId: number,
     @Res({ passthrough: true }) res: Response,
   ): Promise<PetDto> {
     const pet = await this.pets.get(petId);

@@ -194,16 +194,6 @@ describe('PetsService', () => {
       });
       expect(repository.findOneBy).toHaveBeenCalledWith({ id: 99 });
     });
-
-    it('throws not_found for an id no animal can have, without asking the database', async () => {
-      expect(await notFound(service.get(null))).toEqual({
-        code: 'not_found',
-        status: 404,
-        message: 'No animal has this id.',
-        details: undefined,
-      });
-      expect(repository.findOneBy).not.toHaveBeenCalled();
-    });
   });
 });
 

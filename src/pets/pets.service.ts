@@ -6,21 +6,8 @@ import { GroupCommit } from '../database/group-commit';
 import { readWithRetry } from '../database/outage';
 import { NewPetDto } from './dto/new-pet.dto';
 import { PetCache } from './pet-cache';
+import { PetPage, PetQuery } from './pet-page';
 import { PetEntity } from './pet.entity';
-import { PetStatus } from './pet-status';
-
-export interface PetQuery {
-  limit: number;
-  status?: PetStatus;
-  /** Start after this id (keyset pagination); 0 for the first page. */
-  afterId?: number;
-}
-
-export interface PetPage {
-  pets: readonly PetEntity[];
-  /** Whether animals matching the query come after this page. */
-  hasMore: boolean;
-}
 
 type NewPetRow = Omit<PetEntity, 'id'>;
 
@@ -85,15 +72,13 @@ export class PetsService {
     });
   }
 
-  /** The animal with this id; `null` stands for an id no animal can have. */
-  async get(id: number | null): Promise<PetEntity> {
-    const cached = id === null ? undefined : this.cache.pet(id);
+  /** The animal with this id (one ids can take: 1 to 2^53-1, as the controller's pipe ensures). */
+  async get(id: number): Promise<PetEntity> {
+    const cached = this.cache.pet(id);
     if (cached) return cached;
     const generation = this.cache.generation;
-    const pet = id === null ? null : await readWithRetry(() => this.pets.findOneBy({ id }));
-    if (!pet) {
-      throw new ApiException('not_found', id === null ? 'No animal has this id.' : `No animal has id ${id}.`);
-    }
+    const pet = await readWithRetry(() => this.pets.findOneBy({ id }));
+    if (!pet) throw new ApiException('not_found', `No animal has id ${id}.`);
     this.cache.putPet(pet, generation);
     return pet;
   }
