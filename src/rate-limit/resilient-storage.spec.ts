@@ -1,5 +1,6 @@
 import { ThrottlerStorage } from '@nestjs/throttler';
-import { ResilientStorage, SHARED_STORE_RETRY_MS } from './resilient-storage';
+import { SHARED_STORE_RETRY_MS } from '../common/resilience/shared-or-local';
+import { ResilientStorage } from './resilient-storage';
 
 /** A shared store that counts like Redis while `up`, and fails at once while it is not. */
 function fakeShared() {

@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { ApiException } from '../errors/api-exception';
+import { SHARED_STORE_RETRY_MS } from '../resilience/shared-or-local';
 import { AbuseLimiter, Counters, FallbackCounters, MemoryCounters, WindowCount } from './abuse-limiter';
 
 const MINUTE = 60_000;
@@ -59,7 +60,8 @@ describe('FallbackCounters', () => {
 
   it('counts in the process while the shared store is down, warns once, and goes back when it returns', async () => {
     const shared = new FlakyCounters();
-    const counters = new FallbackCounters(shared);
+    let now = 1_000_000;
+    const counters = new FallbackCounters(shared, new MemoryCounters(), 250, () => now);
     await counters.hit('k', MINUTE);
 
     shared.mode = 'down';
@@ -68,10 +70,11 @@ describe('FallbackCounters', () => {
     await expect(counters.peek('k', MINUTE)).resolves.toMatchObject({ count: 2 });
     expect(warn).toHaveBeenCalledTimes(1);
     expect(warn.mock.calls[0][0]).toMatch(
-      /^shared counter store unavailable, counting per instance until it returns/,
+      /^abuse-limit store unavailable \(Connection is closed\.\): counting per instance until it answers again$/,
     );
 
     shared.mode = 'up';
+    now += SHARED_STORE_RETRY_MS; // while down, the shared store is asked at most once a second
     await expect(counters.peek('k', MINUTE)).resolves.toMatchObject({ count: 1 });
     expect(log).toHaveBeenCalledTimes(1);
     expect(warn).toHaveBeenCalledTimes(1);

@@ -2,6 +2,7 @@ import { Logger, OnModuleDestroy } from '@nestjs/common';
 import Redis from 'ioredis';
 import { LRUCache } from 'lru-cache';
 import { ApiException } from '../errors/api-exception';
+import { SharedOrLocal } from '../resilience/shared-or-local';
 
 /** A fixed-window count: how many hits the window holds and when it ends. */
 export interface WindowCount {
@@ -79,68 +80,36 @@ function toWindow([count, ttl]: [number, number], windowMs: number): WindowCount
 
 /**
  * Shared counters that never take the API down: while the shared store fails or is slow, this
- * instance counts on its own (never "no limit"), with one warning per outage, and goes back to
- * the shared counts as soon as the store answers again.
+ * instance counts on its own (never "no limit"; see SharedOrLocal).
  */
 export class FallbackCounters implements Counters {
-  private readonly logger = new Logger('AbuseLimit');
-  private failing = false;
+  private readonly fallback: SharedOrLocal;
 
   constructor(
     private readonly shared: Counters,
     private readonly local: Counters = new MemoryCounters(),
-    private readonly timeoutMs = 250,
-  ) {}
+    timeoutMs = 250,
+    now: () => number = Date.now,
+  ) {
+    this.fallback = new SharedOrLocal('abuse-limit store', 'AbuseLimit', new Logger(), timeoutMs, now);
+  }
 
   peek(key: string, windowMs: number): Promise<WindowCount> {
-    return this.attempt(
+    return this.fallback.run(
       () => this.shared.peek(key, windowMs),
       () => this.local.peek(key, windowMs),
     );
   }
 
-  async close(): Promise<void> {
-    await this.shared.close?.();
-  }
-
   hit(key: string, windowMs: number): Promise<WindowCount> {
-    return this.attempt(
+    return this.fallback.run(
       () => this.shared.hit(key, windowMs),
       () => this.local.hit(key, windowMs),
     );
   }
 
-  private async attempt(
-    shared: () => Promise<WindowCount>,
-    local: () => Promise<WindowCount>,
-  ): Promise<WindowCount> {
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      const result = await Promise.race([
-        shared(),
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(
-            () => reject(new Error(`no answer within ${this.timeoutMs} ms`)),
-            this.timeoutMs,
-          );
-        }),
-      ]);
-      if (this.failing) {
-        this.failing = false;
-        this.logger.log('the shared counter store answers again: per-address limits are shared again');
-      }
-      return result;
-    } catch (error) {
-      if (!this.failing) {
-        this.failing = true;
-        this.logger.warn(
-          `shared counter store unavailable, counting per instance until it returns: ${(error as Error).message}`,
-        );
-      }
-      return local();
-    } finally {
-      clearTimeout(timer);
-    }
+  async close(): Promise<void> {
+    await this.shared.close?.();
   }
 }
 

@@ -38,7 +38,7 @@ export function levelOf(status: number, finished: boolean): Level {
  * redacted), status, duration and client address, under the request id (and, with tracing on,
  * the ids of the request's server span: `trace_id`, `span_id`). Headers and bodies are
  * never logged. The line is built only when its level is enabled, and written through the root
- * logger: no child logger and no async context per request (both measured, issue 9).
+ * logger: no child logger and no async context per request (both measured: docs/performance.md).
  */
 export function requestLog(root: Logger): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
