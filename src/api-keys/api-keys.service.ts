@@ -1,9 +1,9 @@
-import { createHash } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { LRUCache } from 'lru-cache';
 import { IsNull, Repository } from 'typeorm';
 import { generateApiKey } from '../common/auth/api-key.format';
+import { digest } from '../common/auth/api-key.store';
 import { readWithRetry } from '../database/outage';
 import { ApiKeyEntity } from './api-key.entity';
 
@@ -30,8 +30,9 @@ export interface CreatedApiKey {
   record: ApiKeyEntity;
 }
 
+/** The stored form of a key: the hex of the digest the guard computes (`digest`). */
 export function hashApiKey(key: string): string {
-  return createHash('sha256').update(key, 'utf8').digest('hex');
+  return digest(key).toString('hex');
 }
 
 /**

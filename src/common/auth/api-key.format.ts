@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 
 /** The characters of a bearer token68 (RFC 7235): what an API key may be made of. */
 export const TOKEN68 = '[A-Za-z0-9\\-._~+/]+=*';
@@ -11,12 +11,6 @@ const BEARER = new RegExp(`^Bearer +(${TOKEN68}) *$`, 'i');
 /** The token of an `Authorization: Bearer <token>` header, or undefined if it holds none. */
 export function bearerToken(header: string | undefined): string | undefined {
   return header === undefined ? undefined : BEARER.exec(header)?.[1];
-}
-
-/** Who a request speaks for, without the key itself: the SHA-256 hex digest of its bearer token. */
-export function keyOwner(header: string | undefined): string | undefined {
-  const token = bearerToken(header);
-  return token === undefined ? undefined : createHash('sha256').update(token).digest('hex');
 }
 
 /** A key the bearer header can carry, and long enough to be a secret. */
