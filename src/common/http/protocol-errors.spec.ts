@@ -151,9 +151,9 @@ describe('answerProtocolErrors', () => {
   it('answers an unsupported expectation 417 with the Error body', () => {
     const server = new EventEmitter() as unknown as Server;
     answerProtocolErrors(server);
-    const res = { writeHead: jest.fn(), end: jest.fn() };
+    const res = { writeHead: jest.fn(), end: jest.fn(), setHeader: jest.fn() };
     res.writeHead.mockReturnValue(res);
-    server.emit('checkExpectation', {}, res);
+    server.emit('checkExpectation', { headers: {} }, res);
     const body = JSON.stringify({
       code: 'expectation_failed',
       message: 'Only the expectation 100-continue is supported.',
@@ -251,5 +251,17 @@ describe('checkRequestHeaders', () => {
       status: 400,
       message: `The ${lower} header must not be sent more than once.`,
     });
+  });
+
+  it("answers 417 with the request's own X-Request-Id when it sent a well-formed one", () => {
+    const server = new EventEmitter() as unknown as Server;
+    answerProtocolErrors(server);
+    const res = { writeHead: jest.fn(), end: jest.fn(), setHeader: jest.fn() };
+    res.writeHead.mockReturnValue(res);
+    server.emit('checkExpectation', { headers: { 'x-request-id': 'client-id-417' } }, res);
+    expect(res.writeHead).toHaveBeenCalledWith(
+      417,
+      expect.objectContaining({ 'X-Request-Id': 'client-id-417' }),
+    );
   });
 });

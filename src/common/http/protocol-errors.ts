@@ -4,7 +4,7 @@ import type { Duplex } from 'node:stream';
 import type { NextFunction, Request, Response } from 'express';
 import { ApiException } from '../errors/api-exception';
 import { ERROR_CODES, ErrorCode } from '../errors/error-codes';
-import { REQUEST_ID_HEADER } from '../logging/request-id';
+import { REQUEST_ID_HEADER, requestIdFor } from '../logging/request-id';
 import { API_SECURITY_HEADERS } from './security-headers';
 
 /** What Node's HTTP parser (llhttp `HPE_*` codes) and its request timer report, and our answer. */
@@ -33,15 +33,19 @@ const CLIENT_ERRORS: Record<string, [ErrorCode, string?]> = {
 const NOT_HTTP: [ErrorCode, string] = ['bad_request', 'The request is not valid HTTP/1.1.'];
 
 /** Status, headers and Error body of an answer that closes the connection. */
-function errorResponse(code: ErrorCode, message: string = ERROR_CODES[code].message) {
+function errorResponse(
+  code: ErrorCode,
+  message: string = ERROR_CODES[code].message,
+  requestId: string = randomUUID(),
+) {
   const { status } = ERROR_CODES[code];
   const body = JSON.stringify({ code, message, status });
   const headers = {
     'Content-Type': 'application/json; charset=utf-8',
     'Content-Length': String(Buffer.byteLength(body)),
     ...API_SECURITY_HEADERS,
-    // No request was read, so there is no id to echo: a new one, as for any answer.
-    [REQUEST_ID_HEADER]: randomUUID(),
+    // Where no request was read there is no id to echo: a new one, as for any answer.
+    [REQUEST_ID_HEADER]: requestId,
     Connection: 'close',
   };
   return { status, headers, body };
@@ -84,10 +88,11 @@ export function answerClientError(error: Error & { code?: string }, socket: Dupl
  */
 export function answerProtocolErrors(server: Server): void {
   server.on('clientError', answerClientError);
-  server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) => {
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
     const { status, headers, body } = errorResponse(
       'expectation_failed',
       ERROR_CODES.expectation_failed.message,
+      requestIdFor(req, res),
     );
     res.writeHead(status, headers).end(body);
   });
