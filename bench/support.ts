@@ -6,7 +6,7 @@ import { once } from 'node:events';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { dirname, join } from 'node:path';
-import { encodeCursor } from '../src/pets/cursor';
+import { encodeCursor } from '../src/common/pagination/cursor';
 import { freePort } from '../test/support/process';
 
 export const ROOT = join(__dirname, '..');
@@ -61,7 +61,7 @@ export const SCENARIOS: Scenario[] = [
     requests: ({ ids }) => [
       {
         method: 'GET',
-        path: `/v1/pets?limit=20&cursor=${encodeCursor({ afterId: ids[Math.min(ids.length, 10_000) - 21], status: null })}`,
+        path: `/v1/pets?limit=20&cursor=${encodeCursor({ afterId: ids[Math.min(ids.length, 10_000) - 21], filter: null })}`,
       },
     ],
   },

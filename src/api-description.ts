@@ -3,7 +3,7 @@ import { MAX_EXACT_INTEGER } from './common/validation/int64';
 import { errorCatalogueTable } from './common/errors/error-codes';
 import { AppConfig } from './config/app-config';
 import { NAME_MAX_LENGTH } from './pets/dto/new-pet.dto';
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './pets/dto/list-pets-query.dto';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './common/pagination/page-query';
 import { DEPRECATION_HEADERS } from './pets/deprecation';
 
 /** The `info.description` of the OpenAPI document (Markdown): what holds for every operation. */

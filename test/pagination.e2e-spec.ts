@@ -1,7 +1,7 @@
 import { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
 import type { App } from 'supertest/types';
-import { encodeCursor } from '../src/pets/cursor';
+import { encodeCursor } from '../src/common/pagination/cursor';
 import { PetStatus } from '../src/pets/pet-status';
 import { AUTH, startApp } from './support/app';
 
@@ -94,7 +94,7 @@ describe('Cursor pagination with Link rel="next" (e2e)', () => {
     ['made up', 'abc.def'],
     [
       'with a flipped character',
-      () => encodeCursor({ afterId: 10, status: null }).replace(/^./, (c) => (c === 'A' ? 'B' : 'A')),
+      () => encodeCursor({ afterId: 10, filter: null }).replace(/^./, (c) => (c === 'A' ? 'B' : 'A')),
     ],
     ['not a cursor at all', 'hello'],
     ['far too long', `${'a'.repeat(300)}.b`],
@@ -109,7 +109,7 @@ describe('Cursor pagination with Link rel="next" (e2e)', () => {
   });
 
   it('a cursor of another status filter (a foreign cursor) is 400', async () => {
-    const sold = encodeCursor({ afterId: 3, status: PetStatus.sold });
+    const sold = encodeCursor({ afterId: 3, filter: PetStatus.sold });
     const res = await request(http).get(`/v1/pets?status=pending&cursor=${sold}`).set(AUTH);
     expect(res.status).toBe(400);
     expect(res.body.details).toEqual([
@@ -120,7 +120,7 @@ describe('Cursor pagination with Link rel="next" (e2e)', () => {
   });
 
   it('a cursor given twice is 400', async () => {
-    const cursor = encodeCursor({ afterId: 3, status: null });
+    const cursor = encodeCursor({ afterId: 3, filter: null });
     const res = await request(http).get(`/v1/pets?cursor=${cursor}&cursor=${cursor}`).set(AUTH);
     expect(res.status).toBe(400);
   });

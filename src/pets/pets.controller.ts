@@ -2,6 +2,7 @@ import { Body, Controller, Get, Param, Post, Query, Req, Res } from '@nestjs/com
 import { ApiCreatedResponse, ApiHeader, ApiOkResponse, ApiParam } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { API_PREFIX } from '../common/http/api-prefix';
+import { nextLinkHeaderDocs, setNextLink } from '../common/pagination/next-link';
 import { ApiErrors } from '../common/openapi/api-errors.decorator';
 import { IdPipe } from '../common/validation/id.pipe';
 import { IDEMPOTENCY_KEY_HEADER, IdempotentRequests } from '../idempotency/idempotent-requests';
@@ -9,7 +10,6 @@ import { DEPRECATION_HEADER_DOCS } from './deprecation';
 import { ListPetsQueryDto } from './dto/list-pets-query.dto';
 import { NewPetDto } from './dto/new-pet.dto';
 import { PetDto } from './dto/pet.dto';
-import { decodeCursor, encodeCursor } from './cursor';
 import { PetsService } from './pets.service';
 
 /** What `res.json` sends, charset included (Express adds it to any string body). */
@@ -42,33 +42,16 @@ export class PetsController {
   @ApiOkResponse({
     type: [PetDto],
     description: 'Success: the page of animals (Pets).',
-    headers: {
-      Link: {
-        description:
-          'RFC 8288: `<...>; rel="next"` when more animals match, to the next page (same `limit` and ' +
-          '`status`, and an opaque `cursor`). Absent on the last page.',
-        required: false,
-        schema: { type: 'string', pattern: '^</v1/pets\\?[^>]*cursor=[^>]+>; rel="next"$' },
-      },
-    },
+    headers: nextLinkHeaderDocs('pets', 'animals', ['status']),
   })
   @ApiErrors([400, 401, 429, 500, 503])
   async listPets(
     @Query() query: ListPetsQueryDto,
     @Res({ passthrough: true }) res: Response,
   ): Promise<PetDto[]> {
-    const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor, query.status);
-    const page = await this.pets.list({ limit: query.limit, status: query.status, afterId: after?.afterId });
-    if (page.hasMore) {
-      const next = new URLSearchParams({ limit: String(query.limit) });
-      if (query.status) next.set('status', query.status);
-      next.set(
-        'cursor',
-        encodeCursor({ afterId: page.pets[page.pets.length - 1].id, status: query.status ?? null }),
-      );
-      res.setHeader('Link', `</${API_PREFIX}/pets?${next.toString()}>; rel="next"`);
-    }
-    return this.json(res, page.pets, () => page.pets.map((pet) => PetDto.fromEntity(pet)));
+    const page = await this.pets.list(query);
+    setNextLink(res, 'pets', { limit: query.limit, status: query.status }, page.nextCursor);
+    return this.json(res, page.items, () => page.items.map((pet) => PetDto.fromEntity(pet)));
   }
 
   /**

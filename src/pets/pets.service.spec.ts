@@ -1,5 +1,6 @@
 import { MoreThan, Repository } from 'typeorm';
 import { ApiException } from '../common/errors/api-exception';
+import { encodeCursor } from '../common/pagination/cursor';
 import { NewPetDto } from './dto/new-pet.dto';
 import { PetCache } from './pet-cache';
 import { PetEntity } from './pet.entity';
@@ -50,7 +51,7 @@ describe('PetsService', () => {
     it('asks for one row more than the page, in ascending id order, without a filter', async () => {
       repository.find.mockResolvedValue([rex, tom]);
 
-      await expect(service.list({ limit: 20 })).resolves.toEqual({ pets: [rex, tom], hasMore: false });
+      await expect(service.list({ limit: 20 })).resolves.toEqual({ items: [rex, tom] });
       expect(repository.find).toHaveBeenCalledTimes(1);
       expect(repository.find).toHaveBeenCalledWith({ where: {}, order: { id: 'ASC' }, take: 21 });
     });
@@ -58,15 +59,22 @@ describe('PetsService', () => {
     it('filters by status, starts after the cursor id, and says when more follow', async () => {
       repository.find.mockResolvedValue([rex, tom]);
 
-      await expect(service.list({ limit: 1, status: PetStatus.sold, afterId: 40 })).resolves.toEqual({
-        pets: [rex],
-        hasMore: true,
+      const cursor = encodeCursor({ afterId: 40, filter: PetStatus.sold });
+      await expect(service.list({ limit: 1, status: PetStatus.sold, cursor })).resolves.toEqual({
+        items: [rex],
+        nextCursor: encodeCursor({ afterId: rex.id, filter: PetStatus.sold }),
       });
       expect(repository.find).toHaveBeenCalledWith({
         where: { status: PetStatus.sold, id: MoreThan(40) },
         order: { id: 'ASC' },
         take: 2,
       });
+    });
+
+    it('refuses a cursor of another filter before asking the database', async () => {
+      const cursor = encodeCursor({ afterId: 40, filter: PetStatus.sold });
+      await expect(service.list({ limit: 1, cursor })).rejects.toThrow(ApiException);
+      expect(repository.find).not.toHaveBeenCalled();
     });
 
     it('passes a repository failure on', async () => {
@@ -223,15 +231,21 @@ describe('PetsService with its read caches and group commit', () => {
     repository.find.mockResolvedValue(page(4));
 
     await service.list({ limit: 3 });
-    await expect(service.list({ limit: 3 })).resolves.toEqual({ pets: page(3), hasMore: true });
+    await expect(service.list({ limit: 3 })).resolves.toEqual({
+      items: page(3),
+      nextCursor: encodeCursor({ afterId: 3, filter: null }),
+    });
     expect(repository.find).toHaveBeenCalledTimes(1);
   });
 
   it('asks the database for a last page every time, so it shows new animals', async () => {
     repository.find.mockResolvedValueOnce(page(3)).mockResolvedValueOnce(page(4));
 
-    await expect(service.list({ limit: 3 })).resolves.toEqual({ pets: page(3), hasMore: false });
-    await expect(service.list({ limit: 3 })).resolves.toEqual({ pets: page(3), hasMore: true });
+    await expect(service.list({ limit: 3 })).resolves.toEqual({ items: page(3) });
+    await expect(service.list({ limit: 3 })).resolves.toEqual({
+      items: page(3),
+      nextCursor: encodeCursor({ afterId: 3, filter: null }),
+    });
     expect(repository.find).toHaveBeenCalledTimes(2);
   });
 
@@ -239,9 +253,9 @@ describe('PetsService with its read caches and group commit', () => {
     repository.find.mockResolvedValueOnce(page(3)).mockResolvedValueOnce(page(3, 10));
 
     await service.list({ limit: 2 });
-    await expect(service.list({ limit: 2, status: PetStatus.sold, afterId: 9 })).resolves.toEqual({
-      pets: page(2, 10),
-      hasMore: true,
+    const cursor = encodeCursor({ afterId: 9, filter: PetStatus.sold });
+    await expect(service.list({ limit: 2, status: PetStatus.sold, cursor })).resolves.toMatchObject({
+      items: page(2, 10),
     });
     expect(repository.find).toHaveBeenLastCalledWith({
       where: { status: PetStatus.sold, id: MoreThan(9) },

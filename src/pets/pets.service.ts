@@ -2,10 +2,13 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, InsertResult, MoreThan, Repository } from 'typeorm';
 import { ApiException } from '../common/errors/api-exception';
+import { decodeCursor, encodeCursor } from '../common/pagination/cursor';
+import { Page } from '../common/pagination/page';
 import { GroupCommit } from '../database/group-commit';
 import { readWithRetry } from '../database/outage';
 import { NewPetDto } from './dto/new-pet.dto';
 import { PetCache } from './pet-cache';
+import { ListPetsQueryDto } from './dto/list-pets-query.dto';
 import { PetPage, PetQuery } from './pet-page';
 import { PetEntity } from './pet.entity';
 
@@ -33,10 +36,23 @@ export class PetsService {
   ) {}
 
   /**
-   * A page of animals in ascending id order (oldest first) after `afterId`: keyset pagination,
-   * so a page costs the same however deep it is. One row more than asked says whether more follow.
+   * A page of animals in ascending id order (oldest first), from where `cursor` points (400 if it
+   * is not one of this list's), with the cursor of the next page when more animals match.
    */
-  async list(query: PetQuery): Promise<PetPage> {
+  async list(request: ListPetsQueryDto): Promise<Page<PetEntity>> {
+    const status = request.status;
+    const after = request.cursor === undefined ? undefined : decodeCursor(request.cursor, status, 'status');
+    const page = await this.page({ limit: request.limit, status, afterId: after?.afterId });
+    if (!page.hasMore) return { items: page.pets };
+    const last = page.pets[page.pets.length - 1];
+    return { items: page.pets, nextCursor: encodeCursor({ afterId: last.id, filter: status ?? null }) };
+  }
+
+  /**
+   * Animals in ascending id order after `afterId`: keyset pagination, so a page costs the same
+   * however deep it is. One row more than asked says whether more follow.
+   */
+  private async page(query: PetQuery): Promise<PetPage> {
     const cached = this.cache.page(query);
     if (cached) return cached;
     const generation = this.cache.generation;

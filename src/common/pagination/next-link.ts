@@ -1,0 +1,39 @@
+import type { Response } from 'express';
+import { API_PREFIX } from '../http/api-prefix';
+
+/**
+ * Sets `Link: </v1/<collection>?...>; rel="next"` (RFC 8288) when a next page exists: the same
+ * query with the next page's cursor. `query` lists the parameters in the order they appear in
+ * the link; undefined ones are left out.
+ */
+export function setNextLink(
+  res: Response,
+  collection: string,
+  query: Record<string, string | number | undefined>,
+  cursor: string | undefined,
+): void {
+  if (cursor === undefined) return;
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(query)) {
+    if (value !== undefined && name !== 'cursor') params.set(name, String(value));
+  }
+  params.set('cursor', cursor);
+  res.setHeader('Link', `</${API_PREFIX}/${collection}?${params.toString()}>; rel="next"`);
+}
+
+/**
+ * The OpenAPI description of the `Link` header `setNextLink` sets, for a list's 200 response:
+ * `noun` names the items (e.g. `animals`), `filters` the query parameters the link keeps.
+ */
+export function nextLinkHeaderDocs(collection: string, noun: string, filters: readonly string[] = []) {
+  const kept = ['limit', ...filters].map((name) => `\`${name}\``).join(' and ');
+  return {
+    Link: {
+      description:
+        `RFC 8288: \`<...>; rel="next"\` when more ${noun} match, to the next page (same ${kept}, ` +
+        'and an opaque `cursor`). Absent on the last page.',
+      required: false,
+      schema: { type: 'string', pattern: `^</${API_PREFIX}/${collection}\\?[^>]*cursor=[^>]+>; rel="next"$` },
+    },
+  };
+}
