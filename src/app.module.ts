@@ -2,7 +2,6 @@ import { DynamicModule, Module, Provider } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { ApiKeyGuard } from './common/auth/api-key.guard';
-import { AuthModule } from './common/auth/auth.module';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter';
 import { createRootLogger } from './common/logging/loggers';
 import { LoggingModule } from './common/logging/logging.module';
@@ -10,9 +9,8 @@ import { RequestValidationPipe } from './common/validation/request-validation.pi
 import { AppConfig } from './config/app-config';
 import { AppConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
-import { HealthModule } from './health/health.module';
+import { FEATURES } from './features';
 import { ObservabilityModule } from './observability/observability.module';
-import { PetsModule } from './pets/pets.module';
 import { RateLimitGuard } from './rate-limit/rate-limit.guard';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
 
@@ -29,9 +27,9 @@ export function globalGuards(config: AppConfig): Provider[] {
 }
 
 /**
- * The application: configuration, database, auth, feature modules, and the global pipeline
- * (guards, pipe and filter) as providers, so every test that builds this module runs the
- * real pipeline.
+ * The application: configuration, logging, metrics, database, rate limits, the feature modules
+ * of src/features.ts, and the global pipeline (guards, pipe and filter) as providers, so every
+ * test that builds this module runs the real pipeline.
  */
 @Module({})
 export class AppModule {
@@ -43,10 +41,8 @@ export class AppModule {
         LoggingModule.forRoot(logger),
         ObservabilityModule.forRoot(config),
         DatabaseModule.forRoot(config),
-        AuthModule,
         RateLimitModule.forRoot(config),
-        HealthModule,
-        PetsModule,
+        ...FEATURES.map((feature) => feature.module),
       ],
       providers: [
         ...globalGuards(config),

@@ -1,15 +1,15 @@
-import { API_KEYS_SCHEMA } from '../api-keys/api-keys.schema';
-import { IDEMPOTENCY_SCHEMA } from '../idempotency/idempotency.schema';
-import { PETS_SCHEMA } from '../pets/pets.schema';
+import { FEATURES } from '../features';
 import { ModuleSchema } from './module-schema';
 
 /**
- * The schema of every feature module: the one list a module with tables is added to. The app
+ * The schema of every feature module, in the order of `FEATURES` (src/features.ts). The app
  * loads its entities from the modules it imports (`TypeOrmModule.forFeature`); the commands
- * that open the database without Nest (the TypeORM CLI, the key CLI, the migration check) take
- * them from here. Tests check that both agree and that no migration file is left out.
+ * that open the database without Nest take them from here. Tests check that both agree and
+ * that no migration file is left out.
  */
-export const MODULE_SCHEMAS: readonly ModuleSchema[] = [PETS_SCHEMA, API_KEYS_SCHEMA, IDEMPOTENCY_SCHEMA];
+export const MODULE_SCHEMAS: readonly ModuleSchema[] = FEATURES.flatMap((feature) =>
+  feature.schema ? [feature.schema] : [],
+);
 
 export const ALL_ENTITIES = MODULE_SCHEMAS.flatMap((schema) => schema.entities);
 

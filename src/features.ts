@@ -1,0 +1,29 @@
+import { Type } from '@nestjs/common';
+import { AuthModule } from './common/auth/auth.module';
+import { API_KEYS_SCHEMA } from './api-keys/api-keys.schema';
+import { ModuleSchema } from './database/module-schema';
+import { HealthModule } from './health/health.module';
+import { IdempotencyModule } from './idempotency/idempotency.module';
+import { IDEMPOTENCY_SCHEMA } from './idempotency/idempotency.schema';
+import { PetsModule } from './pets/pets.module';
+import { PETS_SCHEMA } from './pets/pets.schema';
+
+/** A feature: a Nest module the app imports, and the tables it owns (if any). */
+export interface Feature {
+  readonly module: Type;
+  readonly schema?: ModuleSchema;
+}
+
+/**
+ * Every feature module of the service, with its schema: the one list a new module is added to
+ * (`npm run generate:module -- <name>` adds its line here). The app imports these modules; the
+ * database runs these schemas' migrations, for the app and for the commands that open the
+ * database without Nest (the TypeORM CLI, the key CLI, the migration check).
+ */
+export const FEATURES: readonly Feature[] = [
+  { module: AuthModule, schema: API_KEYS_SCHEMA },
+  { module: IdempotencyModule, schema: IDEMPOTENCY_SCHEMA },
+  { module: HealthModule },
+  { module: PetsModule, schema: PETS_SCHEMA },
+  // generate:module adds new features above this line
+];
