@@ -6,6 +6,7 @@ import type { DestinationStream, Logger as PinoLogger } from 'pino';
 import { apiDescription } from './api-description';
 import { AppModule } from './app.module';
 import { API_PREFIX } from './common/http/api-prefix';
+import { resourceTags } from './common/openapi/api-resource.decorator';
 import { jsonBody } from './common/http/json-body.middleware';
 import { answerProtocolErrors, checkRequestHeaders } from './common/http/protocol-errors';
 import { createRootLogger } from './common/logging/loggers';
@@ -27,7 +28,7 @@ export const DOCS_PATH = 'docs';
  * and the document stays the same on every host and port.
  */
 export function buildOpenApiDocument(app: INestApplication, config: AppConfig): OpenAPIObject {
-  const info = new DocumentBuilder()
+  const builder = new DocumentBuilder()
     .setTitle('Pet Store API')
     .setVersion('1.0.0')
     .setDescription(apiDescription(config))
@@ -43,10 +44,9 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
       },
       'bearer',
     )
-    .addSecurityRequirements('bearer')
-    .addTag('Pets', 'The animals of the catalogue.')
-    .build();
-  const document = SwaggerModule.createDocument(app, info, {
+    .addSecurityRequirements('bearer');
+  for (const tag of resourceTags(app)) builder.addTag(tag.name, tag.description);
+  const document = SwaggerModule.createDocument(app, builder.build(), {
     ignoreGlobalPrefix: true,
     operationIdFactory: (controllerKey, methodKey) => `${controllerKey}${OPERATION_ID_SEPARATOR}${methodKey}`,
   });

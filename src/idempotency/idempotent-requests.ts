@@ -1,9 +1,12 @@
 import { createHash } from 'node:crypto';
 import { Injectable, Logger, Optional } from '@nestjs/common';
+import type { ApiHeaderOptions } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { callerOf } from '../common/auth/caller';
 import { ApiException, validationFailed } from '../common/errors/api-exception';
+import { resourceLocation } from '../common/http/resource-location';
 import { requestIdOf } from '../common/logging/request-log';
+import type { WithCreated } from '../database/insert-one';
 import { Metrics } from '../observability/metrics';
 import type { EntityManager } from 'typeorm';
 import { IdempotencyService, StoredResponse } from './idempotency.service';
@@ -13,6 +16,17 @@ export type RecordResponse = (manager: EntityManager, response: StoredResponse) 
 
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
+
+/** The OpenAPI description of the request header, for `@ApiHeader` on every create. */
+export const IDEMPOTENCY_KEY_HEADER_DOCS: ApiHeaderOptions = {
+  name: IDEMPOTENCY_KEY_HEADER,
+  required: false,
+  description:
+    'Makes the create safe to retry: the same key with the same body within 24 hours returns the ' +
+    'original 201 (with `Idempotent-Replayed: true`) and creates nothing; with another body it is 422, ' +
+    'and while the first request is still in flight 409. 1 to 255 visible ASCII characters.',
+  schema: { type: 'string', minLength: 1, maxLength: 257 },
+};
 
 /** An sf-string (`"..."`) or a bare token of 1 to 255 visible ASCII characters. */
 const KEY_FORMAT = /^(?:"([\x20\x21\x23-\x5b\x5d-\x7e]{1,255})"|([\x21\x23-\x5b\x5d-\x7e]{1,255}))$/;
@@ -136,6 +150,33 @@ export class IdempotentRequests {
       this.warn(request, 'could not store the response of an Idempotency-Key request', completeError);
     }
     return body;
+  }
+
+  /**
+   * An idempotent create: `insert` adds the row (running the work it is given in the same
+   * transaction, where it can: see `insertOne`), the answer is 201 with `toBody(row)` and
+   * `Location: /v1/<collection>/<id>`, and a retry with the same key gets that answer again.
+   */
+  create<E extends { id: number }, B>(
+    request: Request,
+    response: Response,
+    collection: string,
+    insert: (inTransaction?: WithCreated<E>) => Promise<E>,
+    toBody: (created: E) => B,
+  ): Promise<B> {
+    return this.run(request, response, async (record) => {
+      const created = await insert(
+        record &&
+          ((manager, entity) =>
+            record(manager, {
+              statusCode: response.statusCode,
+              body: toBody(entity),
+              location: resourceLocation(collection, entity.id),
+            })),
+      );
+      response.location(resourceLocation(collection, created.id));
+      return toBody(created);
+    });
   }
 
   private warn(request: Request, message: string, error: unknown): void {

@@ -1,15 +1,17 @@
 import { Body, Controller, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
-import { ApiCreatedResponse, ApiHeader, ApiOkResponse, ApiParam } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiHeader, ApiOkResponse } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { API_PREFIX } from '../common/http/api-prefix';
+import { locationHeaderDocs } from '../common/http/resource-location';
+import { ApiResource } from '../common/openapi/api-resource.decorator';
 import { nextLinkHeaderDocs, setNextLink } from '../common/pagination/next-link';
 import { ApiErrors } from '../common/openapi/api-errors.decorator';
-import { IdPipe } from '../common/validation/id.pipe';
-import { IDEMPOTENCY_KEY_HEADER, IdempotentRequests } from '../idempotency/idempotent-requests';
+import { ApiIdParam, IdPipe } from '../common/validation/id.pipe';
+import { IDEMPOTENCY_KEY_HEADER_DOCS, IdempotentRequests } from '../idempotency/idempotent-requests';
 import { DEPRECATION_HEADER_DOCS } from './deprecation';
 import { ListPetsQueryDto } from './dto/list-pets-query.dto';
 import { NewPetDto } from './dto/new-pet.dto';
 import { PetDto } from './dto/pet.dto';
+import { PetEntity } from './pet.entity';
 import { PetsService } from './pets.service';
 
 /** What `res.json` sends, charset included (Express adds it to any string body). */
@@ -17,6 +19,7 @@ const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
 // Summaries, descriptions and `deprecated` come from the doc comments (the @nestjs/swagger
 // plugin); the decorators say what it cannot infer: response descriptions, headers, errors.
+@ApiResource('Pets', 'The animals of the catalogue.')
 @Controller('pets')
 export class PetsController {
   /**
@@ -64,49 +67,22 @@ export class PetsController {
   @ApiCreatedResponse({
     type: PetDto,
     description: 'Animal added.',
-    headers: {
-      Location: {
-        description: 'The URL of the new animal.',
-        required: true,
-        schema: {
-          type: 'string',
-          pattern: `^/${API_PREFIX}/pets/[1-9][0-9]*$`,
-          example: `/${API_PREFIX}/pets/1`,
-        },
-      },
-    },
+    headers: locationHeaderDocs('pets', 'animal'),
   })
-  @ApiHeader({
-    name: IDEMPOTENCY_KEY_HEADER,
-    required: false,
-    description:
-      'Makes the create safe to retry: the same key with the same body within 24 hours returns the ' +
-      'original 201 (with `Idempotent-Replayed: true`) and creates nothing; with another body it is 422, ' +
-      'and while the first request is still in flight 409. 1 to 255 visible ASCII characters.',
-    schema: { type: 'string', minLength: 1, maxLength: 257 },
-  })
+  @ApiHeader(IDEMPOTENCY_KEY_HEADER_DOCS)
   @ApiErrors([400, 401, 409, 413, 415, 422, 429, 500, 503])
-  async createPet(
+  createPet(
     @Body() newPet: NewPetDto,
     @Req() req: Request,
     @Res({ passthrough: true }) res: Response,
   ): Promise<PetDto> {
-    const location = (id: number) => `/${API_PREFIX}/pets/${id}`;
-    return this.idempotent.run(req, res, async (record) => {
-      const created = await this.pets.create(
-        newPet,
-        record &&
-          ((manager, entity) =>
-            record(manager, {
-              statusCode: res.statusCode,
-              body: PetDto.fromEntity(entity),
-              location: location(entity.id),
-            })),
-      );
-      const pet = PetDto.fromEntity(created);
-      res.location(location(pet.id));
-      return pet;
-    });
+    return this.idempotent.create(
+      req,
+      res,
+      'pets',
+      (inTransaction) => this.pets.create(newPet, inTransaction),
+      (pet: PetEntity) => PetDto.fromEntity(pet),
+    );
   }
 
   /**
@@ -118,12 +94,7 @@ export class PetsController {
    * @deprecated Use listPets with the `status` filter; removed on 5 December 2030.
    */
   @Get(':petId')
-  @ApiParam({
-    name: 'petId',
-    description:
-      'Identifier of the animal. Not a decimal int64: 400; an int64 no animal has (0, negative, unknown): 404.',
-    schema: { type: 'integer', format: 'int64' },
-  })
+  @ApiIdParam('petId', 'animal')
   @ApiOkResponse({ type: PetDto, description: 'The animal exists.', headers: DEPRECATION_HEADER_DOCS })
   @ApiErrors([400, 401, 404, 429, 500, 503], { headers: DEPRECATION_HEADER_DOCS })
   async getPet(

@@ -1,10 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { EntityManager, InsertResult, MoreThan, Repository } from 'typeorm';
+import { InsertResult, MoreThan, Repository } from 'typeorm';
 import { ApiException } from '../common/errors/api-exception';
 import { decodeCursor, encodeCursor } from '../common/pagination/cursor';
 import { Page } from '../common/pagination/page';
 import { GroupCommit } from '../database/group-commit';
+import type { WithCreated } from '../database/insert-one';
 import { readWithRetry } from '../database/outage';
 import { NewPetDto } from './dto/new-pet.dto';
 import { PetCache } from './pet-cache';
@@ -15,7 +16,7 @@ import { PetEntity } from './pet.entity';
 type NewPetRow = Omit<PetEntity, 'id'>;
 
 /** Work that must commit together with the new animal (see `PetsService.create`). */
-export type WithCreatedPet = (manager: EntityManager, pet: PetEntity) => Promise<void>;
+export type WithCreatedPet = WithCreated<PetEntity>;
 
 interface PendingCreate {
   row: NewPetRow;

@@ -1,4 +1,5 @@
 import { PipeTransform } from '@nestjs/common';
+import { ApiParam } from '@nestjs/swagger';
 import { ApiException, validationFailed } from '../errors/api-exception';
 import { MAX_EXACT_INTEGER, parseDecimalInt64 } from './int64';
 
@@ -26,4 +27,15 @@ export class IdPipe implements PipeTransform<string, number> {
     }
     return Number(id);
   }
+}
+
+/** The OpenAPI description of an id path parameter that `new IdPipe(field, resource)` reads. */
+export function ApiIdParam(field: string, resource: string): MethodDecorator {
+  return ApiParam({
+    name: field,
+    description:
+      `Identifier of the ${resource}. Not a decimal int64: 400; ` +
+      `an int64 no ${resource} has (0, negative, unknown): 404.`,
+    schema: { type: 'integer', format: 'int64' },
+  });
 }

@@ -1,0 +1,31 @@
+import { applyDecorators, INestApplication, SetMetadata } from '@nestjs/common';
+import { ModulesContainer } from '@nestjs/core';
+import { ApiTags } from '@nestjs/swagger';
+
+const RESOURCE_TAG = 'petstore:resource-tag';
+
+export interface ResourceTag {
+  name: string;
+  description: string;
+}
+
+/**
+ * Tags every operation of a controller with `tag` in the OpenAPI document, and declares the tag
+ * there with its description (the document's `tags` list is built from these).
+ */
+export function ApiResource(tag: string, description: string): ClassDecorator {
+  return applyDecorators(ApiTags(tag), SetMetadata(RESOURCE_TAG, { name: tag, description }));
+}
+
+/** The tags `ApiResource` declared on the app's controllers, in the order their modules load. */
+export function resourceTags(app: INestApplication): ResourceTag[] {
+  const tags = new Map<string, ResourceTag>();
+  for (const module of app.get(ModulesContainer).values()) {
+    for (const controller of module.controllers.values()) {
+      if (!controller.metatype) continue;
+      const tag = Reflect.getMetadata(RESOURCE_TAG, controller.metatype) as ResourceTag | undefined;
+      if (tag && !tags.has(tag.name)) tags.set(tag.name, tag);
+    }
+  }
+  return [...tags.values()];
+}
