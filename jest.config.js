@@ -27,7 +27,7 @@ module.exports = {
       displayName: 'unit',
       testEnvironment: 'node',
       rootDir: '.',
-      testMatch: ['<rootDir>/src/**/*.spec.ts'],
+      testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/tools/**/*.spec.ts'],
       transform: { '^.+\\.ts$': tsJest },
     },
     {

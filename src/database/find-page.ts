@@ -1,0 +1,42 @@
+import { FindOptionsOrder, FindOptionsWhere, MoreThan, ObjectLiteral, Repository } from 'typeorm';
+import { decodeCursor, encodeCursor } from '../common/pagination/cursor';
+import { Page } from '../common/pagination/page';
+import { readWithRetry } from './outage';
+
+/** How a list is narrowed: the TypeORM condition, and the filter value its cursors record. */
+export interface PageFilter<E> {
+  where: FindOptionsWhere<E>;
+  /** The filter as one string (e.g. the status); a cursor given out under another is refused. */
+  value: string | null;
+  /** Names the filter in that refusal (e.g. `status`). */
+  name: string;
+}
+
+/**
+ * A page of rows in ascending id order (oldest first), from where `request.cursor` points (400
+ * `validation_failed` if it is not one of this list's), with the next page's cursor when more
+ * rows match. Keyset pagination: a page costs the same however deep it is (the `id` primary
+ * key, or an index on the filter columns plus `id`, serves it). One row more than asked says
+ * whether more follow. A transient database failure is retried once (see `readWithRetry`).
+ */
+export async function findPage<E extends ObjectLiteral & { id: number }>(
+  repository: Repository<E>,
+  request: { limit: number; cursor?: string },
+  filter?: PageFilter<E>,
+): Promise<Page<E>> {
+  const afterId =
+    request.cursor === undefined ? 0 : decodeCursor(request.cursor, filter?.value, filter?.name).afterId;
+  const where = {
+    ...filter?.where,
+    ...(afterId > 0 ? { id: MoreThan(afterId) } : {}),
+  } as FindOptionsWhere<E>;
+  const rows = await readWithRetry(() =>
+    repository.find({ where, order: { id: 'ASC' } as FindOptionsOrder<E>, take: request.limit + 1 }),
+  );
+  const items = rows.slice(0, request.limit);
+  if (rows.length <= request.limit) return { items };
+  return {
+    items,
+    nextCursor: encodeCursor({ afterId: items[items.length - 1].id, filter: filter?.value ?? null }),
+  };
+}

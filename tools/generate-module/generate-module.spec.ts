@@ -1,0 +1,119 @@
+import { mkdtempSync, readFileSync, rmSync, cpSync, mkdirSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  FEATURES_MARKER,
+  generateModule,
+  moduleNames,
+  registerFeature,
+  render,
+  singularOf,
+} from './generate-module';
+
+const ROOT = join(__dirname, '..', '..');
+
+describe('generate:module', () => {
+  describe('names', () => {
+    it('spells a plural name every way the templates need', () => {
+      expect(moduleNames('store-orders')).toEqual({
+        kebabPlural: 'store-orders',
+        kebabSingular: 'store-order',
+        pascalPlural: 'StoreOrders',
+        pascalSingular: 'StoreOrder',
+        camelPlural: 'storeOrders',
+        camelSingular: 'storeOrder',
+        constantPlural: 'STORE_ORDERS',
+        table: 'store_orders',
+        nounPlural: 'store orders',
+        nounSingular: 'store order',
+      });
+    });
+
+    it.each([
+      ['orders', 'order'],
+      ['categories', 'category'],
+      ['boxes', 'box'],
+      ['addresses', 'address'],
+      ['keys', 'key'],
+    ])('guesses the singular of %s: %s', (plural, singular) => {
+      expect(singularOf(plural)).toBe(singular);
+    });
+
+    it('takes the singular it is given, and refuses a name it cannot use', () => {
+      expect(moduleNames('people', 'person').pascalSingular).toBe('Person');
+      expect(() => moduleNames('sheep')).toThrow('--singular');
+      for (const bad of ['Orders', 'store_orders', '-orders', 'orders-', '1orders', 'store--orders', '']) {
+        expect(() => moduleNames(bad)).toThrow('is not a module name');
+      }
+    });
+  });
+
+  it('renders every token, and refuses a template with a token it does not know', () => {
+    expect(
+      render('class __Item__Entity in __items-kebab__', { __Item__: 'Order', '__items-kebab__': 'orders' }),
+    ).toBe('class OrderEntity in orders');
+    expect(() => render('__Unknown__', {})).toThrow('unknown template token __Unknown__');
+  });
+
+  it('registers the module after the last import and before the marker', () => {
+    const source = `import { A } from './a';\nimport {\n  B,\n} from './b';\n\nexport const FEATURES = [\n  { module: A },\n${FEATURES_MARKER}\n];\n`;
+    expect(registerFeature(source, moduleNames('orders'))).toBe(
+      `import { A } from './a';\nimport {\n  B,\n} from './b';\n` +
+        `import { OrdersModule } from './orders/orders.module';\n` +
+        `import { ORDERS_SCHEMA } from './orders/orders.schema';\n` +
+        `\nexport const FEATURES = [\n  { module: A },\n  { module: OrdersModule, schema: ORDERS_SCHEMA },\n${FEATURES_MARKER}\n];\n`,
+    );
+    expect(() => registerFeature('export const FEATURES = [];', moduleNames('orders'))).toThrow('marker');
+  });
+
+  describe('in a copy of src/features.ts and the templates', () => {
+    let root: string;
+
+    beforeEach(() => {
+      root = mkdtempSync(join(tmpdir(), 'generate-module-'));
+      mkdirSync(join(root, 'src'));
+      mkdirSync(join(root, 'test'));
+      cpSync(join(ROOT, 'src', 'features.ts'), join(root, 'src', 'features.ts'));
+      mkdirSync(join(root, 'src', 'pets'));
+    });
+
+    afterEach(() => rmSync(root, { recursive: true, force: true }));
+
+    it('writes the module, its e2e spec and the registration, with no token left', () => {
+      const written = generateModule(root, moduleNames('orders'), 1700000000000);
+
+      expect(written).toEqual(
+        expect.arrayContaining([
+          'src/orders/order.entity.ts',
+          'src/orders/orders.controller.ts',
+          'src/orders/orders.module.ts',
+          'src/orders/orders.service.ts',
+          'src/orders/orders.service.spec.ts',
+          'src/orders/orders.schema.ts',
+          'src/orders/dto/new-order.dto.ts',
+          'src/orders/dto/order.dto.ts',
+          'src/orders/migrations/1700000000000-CreateOrders.ts',
+          'test/orders.e2e-spec.ts',
+          'src/features.ts',
+        ]),
+      );
+      for (const file of written)
+        expect(readFileSync(join(root, file), 'utf8')).not.toMatch(/__[A-Za-z_-]+__/);
+      expect(
+        readFileSync(join(root, 'src/orders/migrations/1700000000000-CreateOrders.ts'), 'utf8'),
+      ).toContain("name = 'CreateOrders1700000000000'");
+      expect(readFileSync(join(root, 'src/features.ts'), 'utf8')).toContain(
+        '{ module: OrdersModule, schema: ORDERS_SCHEMA },',
+      );
+    });
+
+    it('refuses a module that exists or a reserved name, and writes nothing', () => {
+      expect(() => generateModule(root, moduleNames('pets'))).toThrow('src/pets exists');
+      expect(() => generateModule(root, moduleNames('docs', 'doc'))).toThrow('taken');
+      expect(readdirSync(join(root, 'src')).sort()).toEqual(['features.ts', 'pets']);
+      expect(readFileSync(join(root, 'src', 'features.ts'), 'utf8')).toBe(
+        readFileSync(join(ROOT, 'src', 'features.ts'), 'utf8'),
+      );
+    });
+  });
+});

@@ -1,0 +1,15 @@
+import { DEFAULT_PAGE_SIZE, PageCursorParam, PageLimit } from '../../common/pagination/page-query';
+
+/** The query of list__Items__. A filter is a further property with its rule (see docs/extending.md). */
+export class List__Items__QueryDto {
+  /** Maximum number of __nouns__ to return (page size). */
+  @PageLimit()
+  limit: number = DEFAULT_PAGE_SIZE;
+
+  /**
+   * Where the page starts: the opaque value of the `cursor` parameter in the previous page's
+   * `Link: <...>; rel="next"` header. Leave it out for the first page.
+   */
+  @PageCursorParam()
+  cursor?: string;
+}
