@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Injectable, Logger, Optional } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { callerOf } from '../common/auth/caller';
+import { callerOf } from '../auth/caller';
 import { ApiException, validationFailed } from '../common/errors/api-exception';
 import { requestIdOf } from '../common/logging/request-log';
 import { Metrics } from '../observability/metrics';
