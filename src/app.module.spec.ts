@@ -1,7 +1,7 @@
 import { APP_GUARD } from '@nestjs/core';
 import pino from 'pino';
 import { AppModule } from './app.module';
-import { ApiKeyGuard } from './common/auth/api-key.guard';
+import { ApiKeyGuard } from './auth/api-key.guard';
 import { loadConfig } from './config/app-config';
 import { RateLimitGuard } from './rate-limit/rate-limit.guard';
 

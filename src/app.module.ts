@@ -1,7 +1,7 @@
 import { DynamicModule, Module, Provider } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
-import { ApiKeyGuard } from './common/auth/api-key.guard';
+import { ApiKeyGuard } from './auth/api-key.guard';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter';
 import { createRootLogger } from './common/logging/loggers';
 import { LoggingModule } from './common/logging/logging.module';

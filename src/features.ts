@@ -1,6 +1,6 @@
 import { Type } from '@nestjs/common';
-import { AuthModule } from './common/auth/auth.module';
-import { API_KEYS_SCHEMA } from './api-keys/api-keys.schema';
+import { AuthModule } from './auth/auth.module';
+import { AUTH_SCHEMA } from './auth/auth.schema';
 import { ModuleSchema } from './database/module-schema';
 import { HealthModule } from './health/health.module';
 import { IdempotencyModule } from './idempotency/idempotency.module';
@@ -21,7 +21,7 @@ export interface Feature {
  * database without Nest (the TypeORM CLI, the key CLI, the migration check).
  */
 export const FEATURES: readonly Feature[] = [
-  { module: AuthModule, schema: API_KEYS_SCHEMA },
+  { module: AuthModule, schema: AUTH_SCHEMA },
   { module: IdempotencyModule, schema: IDEMPOTENCY_SCHEMA },
   { module: HealthModule },
   { module: PetsModule, schema: PETS_SCHEMA },

@@ -1,10 +1,10 @@
 // First: tracing must be set up before the modules it instruments are loaded.
 import './observability/tracing';
 import type { Logger as PinoLogger } from 'pino';
-import { KEY_SETUP } from './common/auth/auth.module';
+import { KEY_SETUP } from './auth/auth.module';
+import { KeySetup } from './auth/key-setup';
 import { API_PREFIX } from './common/http/api-prefix';
 import { ROOT_LOGGER } from './common/logging/logging.module';
-import { KeySetup } from './common/auth/key-setup';
 import { enableGracefulShutdown } from './common/lifecycle/graceful-shutdown';
 import { PinoNestLogger } from './common/logging/nest-logger';
 import { AppConfig, describeDatabase } from './config/app-config';

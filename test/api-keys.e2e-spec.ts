@@ -6,7 +6,7 @@ import { LoggerService } from '@nestjs/common';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
 import type { App } from 'supertest/types';
-import { VERIFY_CACHE_MS } from '../src/api-keys/api-keys.service';
+import { VERIFY_CACHE_MS } from '../src/auth/api-keys.service';
 import { loadConfig } from '../src/config/app-config';
 import { createApp } from '../src/setup-app';
 import { tempDir, TEST_KEY, testDatabaseEnv } from './support/app';

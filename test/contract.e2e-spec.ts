@@ -2,7 +2,7 @@ import { NestExpressApplication } from '@nestjs/platform-express';
 import request, { Response } from 'supertest';
 import type { App } from 'supertest/types';
 import { DataSource } from 'typeorm';
-import { hashApiKey } from '../src/api-keys/api-keys.service';
+import { hashApiKey } from '../src/auth/api-keys.service';
 import { requestDigest } from '../src/idempotency/idempotent-requests';
 import { IdempotencyService } from '../src/idempotency/idempotency.service';
 import { PetsService } from '../src/pets/pets.service';

@@ -4,7 +4,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
-import { ApiKeysService } from '../src/api-keys/api-keys.service';
+import { ApiKeysService } from '../src/auth/api-keys.service';
 import { Metrics } from '../src/observability/metrics';
 import { MetricsListener } from '../src/observability/metrics-listener';
 import { AUTH, startApp, tempDir, TEST_DATABASE_URL } from './support/app';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import request from 'supertest';
 import type { App } from 'supertest/types';
-import { VERIFY_CACHE_MS } from '../src/api-keys/api-keys.service';
+import { VERIFY_CACHE_MS } from '../src/auth/api-keys.service';
 import { AUTH, startApp, TEST_DATABASE_URL, TEST_KEY, testDatabaseEnv } from './support/app';
 import { RunningService, spawnService, stopService } from './support/process';
 

@@ -4,7 +4,7 @@ import Redis from 'ioredis';
 import request, { Response } from 'supertest';
 import type { App } from 'supertest/types';
 import { DataSource, Logger as TypeOrmLogger } from 'typeorm';
-import { ApiKeysService } from '../src/api-keys/api-keys.service';
+import { ApiKeysService } from '../src/auth/api-keys.service';
 import { AUTH, startApp, TEST_KEY } from './support/app';
 import { exchange, expectError, portOf } from './support/raw-http';
 

@@ -1,6 +1,6 @@
 import { isAbsolute, resolve } from 'node:path';
 import proxyAddr from 'proxy-addr';
-import { isWellFormedApiKey, MIN_API_KEY_LENGTH } from '../common/auth/api-key.format';
+import { isWellFormedApiKey, MIN_API_KEY_LENGTH } from '../common/validation/api-key-format';
 
 /** Animals kept in the read cache when PET_CACHE_SIZE is not set. */
 export const DEFAULT_PET_CACHE_SIZE = 20000;

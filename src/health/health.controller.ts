@@ -1,7 +1,7 @@
 import { Controller, Get, ServiceUnavailableException } from '@nestjs/common';
 import { HealthCheck, HealthCheckResult, HealthCheckService, TypeOrmHealthIndicator } from '@nestjs/terminus';
 import { ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
-import { Public } from '../common/auth/public.decorator';
+import { Public } from '../auth/public.decorator';
 import { ApiException } from '../common/errors/api-exception';
 import { ErrorDto } from '../common/errors/error.dto';
 import { OUTAGE_RETRY_AFTER_SECONDS } from '../database/outage';

@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import { setCaller } from '../common/auth/caller';
+import { setCaller } from '../auth/caller';
 import { ApiException } from '../common/errors/api-exception';
 import type { Claim, ClaimedKey, IdempotencyService, StoredResponse } from './idempotency.service';
 import { IdempotentRequests, requestDigest } from './idempotent-requests';

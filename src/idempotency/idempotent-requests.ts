@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { Injectable, Logger, Optional } from '@nestjs/common';
 import type { ApiHeaderOptions } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { callerOf } from '../common/auth/caller';
+import { callerOf } from '../auth/caller';
 import { ApiException, validationFailed } from '../common/errors/api-exception';
 import { resourceLocation } from '../common/http/resource-location';
 import { requestIdOf } from '../common/logging/request-log';

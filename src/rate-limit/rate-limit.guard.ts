@@ -1,8 +1,8 @@
 import { ExecutionContext, Inject, Injectable, Optional } from '@nestjs/common';
 import { ThrottlerGuard, ThrottlerRequest } from '@nestjs/throttler';
 import type { Request, Response } from 'express';
-import { callerOf } from '../common/auth/caller';
-import { IS_PUBLIC } from '../common/auth/public.decorator';
+import { callerOf } from '../auth/caller';
+import { IS_PUBLIC } from '../auth/public.decorator';
 import { ApiException } from '../common/errors/api-exception';
 import { Metrics } from '../observability/metrics';
 

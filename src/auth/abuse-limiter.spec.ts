@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
-import { ApiException } from '../errors/api-exception';
-import { SHARED_STORE_RETRY_MS } from '../resilience/shared-or-local';
+import { ApiException } from '../common/errors/api-exception';
+import { SHARED_STORE_RETRY_MS } from '../common/resilience/shared-or-local';
 import { AbuseLimiter, Counters, FallbackCounters, MemoryCounters, WindowCount } from './abuse-limiter';
 
 const MINUTE = 60_000;

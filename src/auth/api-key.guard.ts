@@ -1,12 +1,12 @@
 import { CanActivate, ExecutionContext, Injectable, Optional } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
-import { ApiKeysService, KeyVerdict } from '../../api-keys/api-keys.service';
-import { Metrics } from '../../observability/metrics';
-import { ApiException } from '../errors/api-exception';
+import { ApiException } from '../common/errors/api-exception';
+import { TOKEN68 } from '../common/validation/api-key-format';
+import { Metrics } from '../observability/metrics';
 import { AbuseLimiter } from './abuse-limiter';
-import { bearerToken } from './api-key.format';
 import { ApiKeyStore, digest } from './api-key.store';
+import { ApiKeysService, KeyVerdict } from './api-keys.service';
 import { setCaller } from './caller';
 import { IS_PUBLIC } from './public.decorator';
 
@@ -16,6 +16,8 @@ export const BEARER_CHALLENGE = `Bearer realm="${REALM}"`;
 export const INVALID_TOKEN_CHALLENGE = `${BEARER_CHALLENGE}, error="invalid_token"`;
 
 const BEARER_SCHEME = /^bearer(\s|$)/i;
+/** `Bearer <token68>`, the scheme name case-insensitive (RFC 7235, RFC 6750). */
+const BEARER = new RegExp(`^Bearer +(${TOKEN68}) *$`, 'i');
 
 /**
  * The global guard: every route needs a valid bearer API key unless marked `@Public()`: one
@@ -88,6 +90,11 @@ export class ApiKeyGuard implements CanActivate {
       throw refusal;
     }
   }
+}
+
+/** The token of an `Authorization: Bearer <token>` header, or undefined if it holds none. */
+function bearerToken(header: string | undefined): string | undefined {
+  return header === undefined ? undefined : BEARER.exec(header)?.[1];
 }
 
 function addressOf(request: Request): string {

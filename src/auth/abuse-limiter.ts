@@ -1,8 +1,8 @@
 import { Logger, OnModuleDestroy } from '@nestjs/common';
 import Redis from 'ioredis';
 import { LRUCache } from 'lru-cache';
-import { ApiException } from '../errors/api-exception';
-import { SharedOrLocal } from '../resilience/shared-or-local';
+import { ApiException } from '../common/errors/api-exception';
+import { SharedOrLocal } from '../common/resilience/shared-or-local';
 
 /** A fixed-window count: how many hits the window holds and when it ends. */
 export interface WindowCount {

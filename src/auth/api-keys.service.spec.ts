@@ -1,11 +1,13 @@
 import { createHash } from 'node:crypto';
 import { DataSource, Repository } from 'typeorm';
+import { isWellFormedApiKey } from '../common/validation/api-key-format';
 import { loadConfig } from '../config/app-config';
 import { openDatabase } from '../database/database.options';
 import { ApiKeyEntity } from './api-key.entity';
 import {
   ApiKeyError,
   ApiKeysService,
+  generateApiKey,
   hashApiKey,
   LAST_USED_WRITE_INTERVAL_MS,
   UNKNOWN_CACHE_MS,
@@ -33,6 +35,31 @@ async function eventually(check: () => Promise<boolean>, timeoutMs = 2000): Prom
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
 }
+
+/** The key without its prefix, decoded: the random bytes it carries. */
+function randomPart(key: string): Buffer {
+  expect(key.startsWith('pet_')).toBe(true);
+  return Buffer.from(key.slice('pet_'.length), 'base64url');
+}
+
+describe('generateApiKey', () => {
+  it('makes pet_ and 43 base64url characters: 32 random bytes, no padding', () => {
+    const key = generateApiKey();
+
+    expect(key).toMatch(KEY_FORMAT);
+    expect(key).toHaveLength(47);
+    expect(randomPart(key)).toHaveLength(32);
+    expect(randomPart(key).toString('base64url')).toBe(key.slice('pet_'.length));
+  });
+
+  it('makes a different, well-formed key on each of 1000 calls', () => {
+    const keys = Array.from({ length: 1000 }, () => generateApiKey());
+
+    expect(new Set(keys).size).toBe(1000);
+    expect(keys.filter((key) => !KEY_FORMAT.test(key))).toEqual([]);
+    expect(keys.filter((key) => !isWellFormedApiKey(key))).toEqual([]);
+  });
+});
 
 describe('ApiKeysService (in-memory SQLite)', () => {
   let dataSource: DataSource;

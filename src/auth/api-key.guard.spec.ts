@@ -2,11 +2,11 @@ import { Controller, ExecutionContext, Get } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { createHash } from 'node:crypto';
 import type { Request } from 'express';
-import { ApiKeysService, KeyVerdict } from '../../api-keys/api-keys.service';
-import { ApiException } from '../errors/api-exception';
+import { ApiException } from '../common/errors/api-exception';
 import { AbuseLimiter, MemoryCounters } from './abuse-limiter';
 import { ApiKeyGuard, REALM } from './api-key.guard';
 import { ApiKeyStore } from './api-key.store';
+import { ApiKeysService, KeyVerdict } from './api-keys.service';
 import { callerOf } from './caller';
 import { Public } from './public.decorator';
 

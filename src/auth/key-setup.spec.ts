@@ -1,5 +1,5 @@
-import { ApiKeysService } from '../../api-keys/api-keys.service';
-import { ConfigError, loadConfig } from '../../config/app-config';
+import { ConfigError, loadConfig } from '../config/app-config';
+import { ApiKeysService } from './api-keys.service';
 import { BOOTSTRAP_KEY_NAME, setUpKeys } from './key-setup';
 
 const ENV_KEY = 'configured-key-0123456789';

@@ -1,11 +1,11 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { LRUCache } from 'lru-cache';
+import { randomBytes } from 'node:crypto';
 import { IsNull, Repository } from 'typeorm';
-import { generateApiKey } from '../common/auth/api-key.format';
-import { digest } from '../common/auth/api-key.store';
 import { readWithRetry } from '../database/outage';
 import { ApiKeyEntity } from './api-key.entity';
+import { digest } from './api-key.store';
 
 /** How long a verified key is trusted without asking the database again: revocation takes effect within it. */
 export const VERIFY_CACHE_MS = 1000;
@@ -28,6 +28,11 @@ export interface CreatedApiKey {
   /** The key itself: shown once, never stored. */
   key: string;
   record: ApiKeyEntity;
+}
+
+/** 32 bytes from the CSPRNG, URL-safe, with a prefix (`pet_`) that secret scanners can match. */
+export function generateApiKey(): string {
+  return `pet_${randomBytes(32).toString('base64url')}`;
 }
 
 /** The stored form of a key: the hex of the digest the guard computes (`digest`). */

@@ -1,5 +1,5 @@
-import { ApiKeysService } from '../../api-keys/api-keys.service';
-import { AppConfig, ConfigError } from '../../config/app-config';
+import { AppConfig, ConfigError } from '../config/app-config';
+import { ApiKeysService } from './api-keys.service';
 
 export type KeySource = 'environment' | 'stored' | 'generated';
 

@@ -1,19 +1,25 @@
 import { Global, Module } from '@nestjs/common';
-import { ApiKeysModule } from '../../api-keys/api-keys.module';
-import { ApiKeysService } from '../../api-keys/api-keys.service';
-import { AppConfig } from '../../config/app-config';
-import { APP_CONFIG } from '../../config/config.module';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.module';
 import { createAbuseLimiter, AbuseLimiter } from './abuse-limiter';
 import { ApiKeyGuard } from './api-key.guard';
 import { ApiKeyStore } from './api-key.store';
+import { ApiKeysService } from './api-keys.service';
+import { AUTH_SCHEMA } from './auth.schema';
 import { setUpKeys } from './key-setup';
 
 export const KEY_SETUP = Symbol('KEY_SETUP');
 
+/**
+ * Authentication: the API keys of `API_KEYS` and the stored ones, the global guard that checks
+ * them, the per-address abuse limiter it spends, and the first-run key setup.
+ */
 @Global()
 @Module({
-  imports: [ApiKeysModule],
+  imports: [TypeOrmModule.forFeature([...AUTH_SCHEMA.entities])],
   providers: [
+    ApiKeysService,
     {
       provide: KEY_SETUP,
       inject: [APP_CONFIG, ApiKeysService],

@@ -1,0 +1,14 @@
+/** The characters of a bearer token68 (RFC 7235): what an API key may be made of. */
+export const TOKEN68 = '[A-Za-z0-9\\-._~+/]+=*';
+export const MIN_API_KEY_LENGTH = 16;
+
+const WHOLE_TOKEN = new RegExp(`^${TOKEN68}$`);
+
+/**
+ * A key the bearer header can carry, and long enough to be a secret. Configuration checks
+ * `API_KEYS` by it and authentication reads the header by `TOKEN68`: the rule lives here so
+ * that neither imports the other.
+ */
+export function isWellFormedApiKey(key: string): boolean {
+  return key.length >= MIN_API_KEY_LENGTH && WHOLE_TOKEN.test(key);
+}
