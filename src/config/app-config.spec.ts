@@ -148,6 +148,32 @@ describe('loadConfig', () => {
       expect(loadConfig({ DB_TYPE: 'sqlite' }).databaseUrl).toBeNull();
     });
 
+    it('reads DB_TYPE in any case, with the defaults of the parts', () => {
+      expect(loadConfig({ DB_TYPE: 'Postgres' }).databaseUrl).toBe(
+        'postgres://postgres@localhost:5432/petstore',
+      );
+      expect(loadConfig({ DB_TYPE: 'SQLITE' }).databaseUrl).toBeNull();
+    });
+
+    it('checks DB_PORT only when it builds the URL (service links set DB_PORT=tcp://...)', () => {
+      const serviceLink = 'tcp://10.0.0.5:5432';
+
+      expect(loadConfig({ DB_PORT: serviceLink }).databaseUrl).toBeNull();
+      expect(loadConfig({ DB_PORT: serviceLink, DATABASE_URL: 'postgres://db/pets' }).databaseUrl).toBe(
+        'postgres://db/pets',
+      );
+      expect(configError({ DB_PORT: serviceLink, DB_TYPE: 'postgres' }).message).toBe(
+        `DB_PORT must be an integer from 1 to 65535 (got "${serviceLink}")`,
+      );
+    });
+
+    it('reports a bad DB_TYPE and a bad DATABASE_URL together', () => {
+      expect(configError({ DB_TYPE: 'oracle', DATABASE_URL: 'mysql://u:secret@h/d' }).problems).toEqual([
+        'DB_TYPE must be sqlite or postgres (got "oracle")',
+        'DATABASE_URL must start with postgres:// or postgresql://',
+      ]);
+    });
+
     it.each([
       [
         { DATABASE_URL: 'mysql://root:secret@db/pets' },

@@ -1,11 +1,25 @@
+import { plainToInstance, Transform } from 'class-transformer';
+import { Allow, IsOptional, Matches, ValidateIf, validateSync } from 'class-validator';
 import { isAbsolute, resolve } from 'node:path';
 import proxyAddr from 'proxy-addr';
 import { isWellFormedApiKey, MIN_API_KEY_LENGTH } from '../common/validation/api-key-format';
+import {
+  CommaSeparated,
+  declaredProperties,
+  Flag,
+  got,
+  Integer,
+  list,
+  Matching,
+  OneOf,
+  Satisfies,
+} from './environment.rules';
 
 /** Animals kept in the read cache when PET_CACHE_SIZE is not set. */
 export const DEFAULT_PET_CACHE_SIZE = 20000;
 
-export type SqliteSynchronous = 'FULL' | 'NORMAL';
+const SQLITE_SYNCHRONOUS_MODES = ['FULL', 'NORMAL'] as const;
+export type SqliteSynchronous = (typeof SQLITE_SYNCHRONOUS_MODES)[number];
 
 export const NODE_ENVS = ['development', 'production', 'test'] as const;
 export type NodeEnv = (typeof NODE_ENVS)[number];
@@ -81,132 +95,294 @@ export class ConfigError extends Error {
   }
 }
 
+/** An interface to listen on: a host name or an IP address. */
+const HOST_NAME = /^[A-Za-z0-9.:\-[\]]+$/;
+const HOST_RULE = 'must be a host name or IP address';
+
+/**
+ * Every environment variable the service reads, with its rule and its default (docs/configuration.md
+ * and .env.example list the same variables; a test holds them together). An empty value counts as
+ * unset. A problem quotes the value, except for the secrets: API_KEYS, DB_PASSWORD, and
+ * DATABASE_URL and REDIS_URL, which may hold a password.
+ */
+export class EnvironmentVariables {
+  @OneOf(NODE_ENVS)
+  NODE_ENV: NodeEnv = 'development';
+
+  @Integer(0, 65535)
+  PORT = 3000;
+
+  @Matching(HOST_NAME, HOST_RULE)
+  HOST = '0.0.0.0';
+
+  /** Resolved against the working directory; `:memory:` for a database that dies with the process. */
+  @Matches(/^[^\0]*$/, { message: 'DATABASE_PATH must be a file path or :memory:' })
+  DATABASE_PATH = './data/petstore.sqlite';
+
+  /** Unset: PostgreSQL when DATABASE_URL is set, SQLite otherwise. */
+  @IsOptional()
+  @OneOf(['sqlite', 'postgres'], { ignoreCase: true, rule: 'must be sqlite or postgres' })
+  DB_TYPE?: 'sqlite' | 'postgres';
+
+  @IsOptional()
+  @Satisfies(postgresUrlProblem)
+  DATABASE_URL?: string;
+
+  /** DB_HOST to DB_NAME (any text) make the PostgreSQL URL when DB_TYPE=postgres and DATABASE_URL is unset. */
+  @Allow()
+  DB_HOST = 'localhost';
+
+  /**
+   * Checked only when it is used: Kubernetes service links (and Docker links) set DB_PORT to
+   * `tcp://<address>:<port>` in every container beside a service named `db`.
+   */
+  @ValidateIf(buildsPostgresUrl)
+  @Integer(1, 65535)
+  DB_PORT = 5432;
+
+  @Allow()
+  DB_USER = 'postgres';
+
+  @Allow()
+  DB_PASSWORD = '';
+
+  @Allow()
+  DB_NAME = 'petstore';
+
+  @Matching(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a lower-case SQL identifier')
+  DATABASE_SCHEMA = 'public';
+
+  @Integer(2, 1000)
+  DB_POOL_SIZE = 10;
+
+  @Integer(100, 600000)
+  DB_CONNECT_TIMEOUT_MS = 5000;
+
+  @Integer(100, 3600000)
+  DB_STATEMENT_TIMEOUT_MS = 15000;
+
+  @Flag()
+  RATE_LIMIT_ENABLED = true;
+
+  @Integer(1, 10_000_000)
+  RATE_LIMIT_PER_MINUTE = 600;
+
+  @Integer(1, 10_000_000)
+  AUTH_FAILURES_PER_MINUTE = 30;
+
+  @IsOptional()
+  @Satisfies(redisUrlProblem)
+  REDIS_URL?: string;
+
+  @Integer(0, 10_000_000)
+  PET_CACHE_SIZE = DEFAULT_PET_CACHE_SIZE;
+
+  @OneOf(SQLITE_SYNCHRONOUS_MODES, { ignoreCase: true })
+  SQLITE_SYNCHRONOUS: SqliteSynchronous = 'FULL';
+
+  @Integer(0, 600000)
+  SQLITE_BUSY_TIMEOUT_MS = 5000;
+
+  @CommaSeparated()
+  @Satisfies(apiKeysProblem)
+  API_KEYS: string[] = [];
+
+  @Satisfies(httpUrlProblem)
+  PRODUCTION_BASE_URL = 'https://api.petstore.example.com/v1';
+
+  @Satisfies(httpUrlProblem)
+  STAGING_BASE_URL = 'https://staging-api.petstore.example.com/v1';
+
+  @OneOf(LOG_LEVELS, { ignoreCase: true })
+  LOG_LEVEL: LogLevel = 'info';
+
+  @CommaSeparated()
+  @Satisfies(corsOriginsProblem)
+  CORS_ORIGINS: string[] = [];
+
+  @Transform(parseTrustProxy)
+  @Satisfies(trustProxyProblem)
+  TRUST_PROXY: TrustProxy = false;
+
+  @Integer(0, 600000)
+  SHUTDOWN_TIMEOUT_MS = 10000;
+
+  @Flag()
+  SWAGGER_ENABLED = true;
+
+  /** Unset: no metrics are kept at all; 0 takes any free port. */
+  @IsOptional()
+  @Integer(0, 65535)
+  @Satisfies(metricsPortProblem)
+  METRICS_PORT?: number;
+
+  @Matching(HOST_NAME, HOST_RULE)
+  METRICS_HOST = '127.0.0.1';
+}
+
+/** The variables the schema declares, in the order their problems are reported. */
+export const ENVIRONMENT_VARIABLES: readonly string[] = declaredProperties(EnvironmentVariables);
+
 type Env = Record<string, string | undefined>;
 
-function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
-    throw new ConfigError(`${name} must be an integer from ${min} to ${max} (got "${raw}")`);
-  }
-  return Number(raw);
-}
-
-function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = raw.toUpperCase() as T;
-  if (!allowed.includes(value)) {
-    throw new ConfigError(`${name} must be one of ${allowed.join(', ')} (got "${raw}")`);
-  }
-  return value;
-}
-
-function url(env: Env, name: string, fallback: string): string {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  let parsed: URL;
-  try {
-    parsed = new URL(raw);
-  } catch {
-    throw new ConfigError(`${name} must be an absolute http(s) URL (got "${raw}")`);
-  }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-    throw new ConfigError(`${name} must be an absolute http(s) URL (got "${raw}")`);
-  }
-  return raw.replace(/\/+$/, '');
-}
-
-function apiKeys(env: Env): string[] {
-  const raw = env.API_KEYS;
-  if (raw === undefined || raw.trim() === '') return [];
-  const keys = raw
-    .split(',')
-    .map((key) => key.trim())
-    .filter((key) => key !== '');
-  keys.forEach((key, index) => {
-    // Never print the key itself: say which one is wrong by position.
-    if (!isWellFormedApiKey(key)) {
-      throw new ConfigError(
-        `API_KEYS entry ${index + 1} is not a valid key: use at least ${MIN_API_KEY_LENGTH} characters of A-Z a-z 0-9 - . _ ~ + /`,
-      );
-    }
+/**
+ * Builds the configuration from an environment, or throws one ConfigError that names every
+ * problem found, one line each (never a secret value).
+ */
+export function loadConfig(env: Env): AppConfig {
+  const given = ENVIRONMENT_VARIABLES.filter((name) => env[name] !== undefined && env[name] !== '').map(
+    (name) => [name, env[name]],
+  );
+  const variables = plainToInstance(EnvironmentVariables, Object.fromEntries(given));
+  const errors = validateSync(variables, {
+    stopAtFirstError: true,
+    validationError: { target: false, value: false },
   });
-  return keys;
+  if (errors.length > 0) {
+    throw new ConfigError(errors.map((error) => Object.values(error.constraints ?? {})[0]));
+  }
+  return appConfigFrom(variables);
 }
 
-/** An interface to listen on: a host name or an IP address. */
-function host(env: Env, name: string, fallback: string): string {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^[A-Za-z0-9.:\-[\]]+$/.test(raw)) {
-    throw new ConfigError(`${name} must be a host name or IP address (got "${raw}")`);
-  }
-  return raw;
+function appConfigFrom(variables: EnvironmentVariables): AppConfig {
+  const path = variables.DATABASE_PATH;
+  return {
+    nodeEnv: variables.NODE_ENV,
+    port: variables.PORT,
+    host: variables.HOST,
+    databasePath: path === ':memory:' || isAbsolute(path) ? path : resolve(path),
+    databaseUrl: databaseUrl(variables),
+    databaseSchema: variables.DATABASE_SCHEMA,
+    dbPoolSize: variables.DB_POOL_SIZE,
+    dbConnectTimeoutMs: variables.DB_CONNECT_TIMEOUT_MS,
+    dbStatementTimeoutMs: variables.DB_STATEMENT_TIMEOUT_MS,
+    rateLimitEnabled: variables.RATE_LIMIT_ENABLED,
+    rateLimitPerMinute: variables.RATE_LIMIT_PER_MINUTE,
+    authFailuresPerMinute: variables.AUTH_FAILURES_PER_MINUTE,
+    redisUrl: variables.REDIS_URL ?? null,
+    petCacheSize: variables.PET_CACHE_SIZE,
+    sqliteSynchronous: variables.SQLITE_SYNCHRONOUS,
+    sqliteBusyTimeoutMs: variables.SQLITE_BUSY_TIMEOUT_MS,
+    apiKeys: variables.API_KEYS,
+    productionBaseUrl: withoutTrailingSlashes(variables.PRODUCTION_BASE_URL),
+    stagingBaseUrl: withoutTrailingSlashes(variables.STAGING_BASE_URL),
+    bodyLimitBytes: 16 * 1024,
+    logLevel: variables.LOG_LEVEL,
+    corsOrigins: variables.CORS_ORIGINS.map((origin) => new URL(origin).origin),
+    trustProxy: variables.TRUST_PROXY,
+    shutdownTimeoutMs: variables.SHUTDOWN_TIMEOUT_MS,
+    swaggerEnabled: variables.SWAGGER_ENABLED,
+    metricsPort: variables.METRICS_PORT ?? null,
+    metricsHost: variables.METRICS_HOST,
+  };
 }
 
-function databasePath(env: Env): string {
-  const raw = env.DATABASE_PATH;
-  if (raw === undefined || raw === '') return resolve('data', 'petstore.sqlite');
-  if (raw === ':memory:') return raw;
-  if (raw.includes('\0')) throw new ConfigError('DATABASE_PATH must be a file path or :memory:');
-  return isAbsolute(raw) ? raw : resolve(raw);
+function buildsPostgresUrl(variables: EnvironmentVariables): boolean {
+  return variables.DATABASE_URL === undefined && variables.DB_TYPE === 'postgres';
 }
 
-function redisUrl(env: Env): string | null {
-  const raw = env.REDIS_URL;
-  if (raw === undefined || raw === '') return null;
-  let parsed: URL | undefined;
-  try {
-    parsed = new URL(raw);
-  } catch {
-    parsed = undefined;
-  }
-  if (!parsed || (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:')) {
-    throw new ConfigError('REDIS_URL must be a URL like redis://127.0.0.1:6379');
-  }
-  return raw;
-}
-
-/** `DATABASE_URL=postgres://...`, or `DB_TYPE=postgres` with `DB_HOST`, `DB_PORT`, `DB_USER`, `DB_PASSWORD`, `DB_NAME`. */
-function databaseUrl(env: Env): string | null {
-  const type = (env.DB_TYPE ?? '').toLowerCase();
-  if (type !== '' && type !== 'sqlite' && type !== 'postgres') {
-    throw new ConfigError(`DB_TYPE must be sqlite or postgres (got "${env.DB_TYPE}")`);
-  }
-  const raw = env.DATABASE_URL;
-  if (raw !== undefined && raw !== '') {
-    if (type === 'sqlite')
-      throw new ConfigError('DATABASE_URL is set but DB_TYPE is sqlite: unset one of them');
-    let parsed: URL;
-    try {
-      parsed = new URL(raw);
-    } catch {
-      // Never print the URL: it may hold a password.
-      throw new ConfigError('DATABASE_URL must be a URL like postgres://user:password@host:5432/database');
-    }
-    if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') {
-      throw new ConfigError('DATABASE_URL must start with postgres:// or postgresql://');
-    }
-    return raw;
-  }
-  if (type !== 'postgres') return null;
+function databaseUrl(variables: EnvironmentVariables): string | null {
+  if (variables.DATABASE_URL !== undefined) return variables.DATABASE_URL;
+  if (!buildsPostgresUrl(variables)) return null;
   const url = new URL('postgres://localhost');
-  url.hostname = env.DB_HOST || 'localhost';
-  url.port = String(integer(env, 'DB_PORT', 5432, 1, 65535));
-  url.username = encodeURIComponent(env.DB_USER || 'postgres');
-  url.password = encodeURIComponent(env.DB_PASSWORD ?? '');
-  url.pathname = `/${encodeURIComponent(env.DB_NAME || 'petstore')}`;
+  url.hostname = variables.DB_HOST;
+  url.port = String(variables.DB_PORT);
+  url.username = encodeURIComponent(variables.DB_USER);
+  url.password = encodeURIComponent(variables.DB_PASSWORD);
+  url.pathname = `/${encodeURIComponent(variables.DB_NAME)}`;
   return url.toString();
 }
 
-function schemaName(env: Env): string {
-  const raw = env.DATABASE_SCHEMA;
-  if (raw === undefined || raw === '') return 'public';
-  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(raw)) {
-    throw new ConfigError(`DATABASE_SCHEMA must be a lower-case SQL identifier (got "${raw}")`);
+function withoutTrailingSlashes(url: string): string {
+  return url.replace(/\/+$/, '');
+}
+
+function parsedUrl(value: string): URL | undefined {
+  try {
+    return new URL(value);
+  } catch {
+    return undefined;
   }
-  return raw;
+}
+
+// Never print DATABASE_URL or REDIS_URL: they may hold a password.
+function postgresUrlProblem(value: string, variables: EnvironmentVariables): string | undefined {
+  if (variables.DB_TYPE === 'sqlite') return 'is set but DB_TYPE is sqlite: unset one of them';
+  const url = parsedUrl(value);
+  if (url === undefined) return 'must be a URL like postgres://user:password@host:5432/database';
+  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
+    return 'must start with postgres:// or postgresql://';
+  }
+  return undefined;
+}
+
+function redisUrlProblem(value: string): string | undefined {
+  const protocol = parsedUrl(value)?.protocol;
+  return protocol === 'redis:' || protocol === 'rediss:'
+    ? undefined
+    : 'must be a URL like redis://127.0.0.1:6379';
+}
+
+function httpUrlProblem(value: string): string | undefined {
+  const protocol = parsedUrl(value)?.protocol;
+  return protocol === 'http:' || protocol === 'https:'
+    ? undefined
+    : `must be an absolute http(s) URL ${got(value)}`;
+}
+
+// Never print a key: the wrong one is named by its position.
+function apiKeysProblem(keys: string[]): string | undefined {
+  const wrong = keys.findIndex((key) => !isWellFormedApiKey(key));
+  if (wrong === -1) return undefined;
+  return `entry ${wrong + 1} is not a valid key: use at least ${MIN_API_KEY_LENGTH} characters of A-Z a-z 0-9 - . _ ~ + /`;
+}
+
+/** An origin as browsers send it: scheme, host and port, nothing else. */
+function isOrigin(entry: string): boolean {
+  const url = parsedUrl(entry);
+  return (
+    url !== undefined &&
+    (url.protocol === 'http:' || url.protocol === 'https:') &&
+    url.username === '' &&
+    url.password === '' &&
+    url.pathname === '/' &&
+    !entry.includes('?') &&
+    !entry.includes('#')
+  );
+}
+
+function corsOriginsProblem(origins: string[]): string | undefined {
+  const wrong = origins.findIndex((origin) => !isOrigin(origin));
+  if (wrong === -1) return undefined;
+  return `entry ${wrong + 1} must be an origin such as https://app.example.com ${got(origins[wrong])}`;
+}
+
+/**
+ * As Express reads `trust proxy`, the address list checked by Express's own parser; a value it
+ * would refuse stays as written.
+ */
+function parseTrustProxy({ value }: { value: unknown }): unknown {
+  if (typeof value !== 'string') return value;
+  if (value.trim() === '' || /^false$/i.test(value)) return false;
+  if (/^true$/i.test(value)) return true;
+  if (/^\d{1,3}$/.test(value)) return Number(value);
+  const addresses = list(value);
+  try {
+    proxyAddr.compile(addresses);
+  } catch {
+    return value;
+  }
+  return addresses;
+}
+
+function trustProxyProblem(value: TrustProxy | string): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  return `must be true, false, a number of hops, or a comma-separated list of addresses, subnets, loopback, linklocal, uniquelocal ${got(value)}`;
+}
+
+function metricsPortProblem(port: number | string, variables: EnvironmentVariables): string | undefined {
+  if (port === 0 || port !== variables.PORT) return undefined;
+  return `must differ from PORT (both ${port}): metrics have their own listener`;
 }
 
 /** The database the service uses, for messages: the SQLite path, or the PostgreSQL URL without its password. */
@@ -216,142 +392,4 @@ export function describeDatabase(config: AppConfig): string {
   const url = new URL(config.databaseUrl);
   if (url.password) url.password = '***';
   return `${url.toString()} (PostgreSQL, schema ${config.databaseSchema})`;
-}
-
-function logLevel(env: Env): LogLevel {
-  const raw = env.LOG_LEVEL;
-  if (raw === undefined || raw === '') return 'info';
-  const value = raw.toLowerCase() as LogLevel;
-  if (!LOG_LEVELS.includes(value)) {
-    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${raw}")`);
-  }
-  return value;
-}
-
-/** The one boolean syntax of every flag: `true` or `false`, in any case. */
-function boolean(env: Env, name: string, fallback: boolean): boolean {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (/^true$/i.test(raw)) return true;
-  if (/^false$/i.test(raw)) return false;
-  throw new ConfigError(`${name} must be true or false (got "${raw}")`);
-}
-
-function nodeEnv(env: Env): NodeEnv {
-  const raw = env.NODE_ENV;
-  if (raw === undefined || raw === '') return 'development';
-  if (!(NODE_ENVS as readonly string[]).includes(raw)) {
-    throw new ConfigError(`NODE_ENV must be one of ${NODE_ENVS.join(', ')} (got "${raw}")`);
-  }
-  return raw as NodeEnv;
-}
-
-/** A comma-separated list, entries trimmed, empty entries dropped. */
-function list(raw: string | undefined): string[] {
-  return (raw ?? '')
-    .split(',')
-    .map((entry) => entry.trim())
-    .filter((entry) => entry !== '');
-}
-
-function corsOrigins(env: Env): string[] {
-  return list(env.CORS_ORIGINS).map((entry, index) => {
-    let parsed: URL | undefined;
-    try {
-      parsed = new URL(entry);
-    } catch {
-      parsed = undefined;
-    }
-    const isOrigin =
-      parsed !== undefined &&
-      (parsed.protocol === 'http:' || parsed.protocol === 'https:') &&
-      parsed.username === '' &&
-      parsed.password === '' &&
-      parsed.pathname === '/' &&
-      !entry.includes('?') &&
-      !entry.includes('#');
-    if (!isOrigin) {
-      throw new ConfigError(
-        `CORS_ORIGINS entry ${index + 1} must be an origin such as https://app.example.com (got "${entry}")`,
-      );
-    }
-    return parsed!.origin;
-  });
-}
-
-/** As Express reads `trust proxy`; the address list is checked by Express's own parser. */
-function trustProxy(env: Env): TrustProxy {
-  const raw = env.TRUST_PROXY;
-  if (raw === undefined || raw.trim() === '' || /^false$/i.test(raw)) return false;
-  if (/^true$/i.test(raw)) return true;
-  if (/^\d{1,3}$/.test(raw)) return Number(raw);
-  const addresses = list(raw);
-  try {
-    proxyAddr.compile(addresses);
-  } catch {
-    throw new ConfigError(
-      `TRUST_PROXY must be true, false, a number of hops, or a comma-separated list of addresses, subnets, loopback, linklocal, uniquelocal (got "${raw}")`,
-    );
-  }
-  return addresses;
-}
-
-/** METRICS_PORT: unset or empty turns metrics off; 0 takes any free port. */
-function metricsPort(env: Env): number | null {
-  if (env.METRICS_PORT === undefined || env.METRICS_PORT === '') return null;
-  return integer(env, 'METRICS_PORT', 0, 0, 65535);
-}
-
-/**
- * Builds the configuration from an environment, or throws one ConfigError that names every
- * problem found, one line each (never a secret value).
- */
-export function loadConfig(env: Env): AppConfig {
-  const problems: string[] = [];
-  /** The setting's value, or (after noting its problem) a stand-in never used. */
-  const read = <T>(parse: () => T): T => {
-    try {
-      return parse();
-    } catch (error) {
-      if (!(error instanceof ConfigError)) throw error;
-      problems.push(...error.problems);
-      return undefined as T;
-    }
-  };
-  const config: AppConfig = {
-    nodeEnv: read(() => nodeEnv(env)),
-    port: read(() => integer(env, 'PORT', 3000, 0, 65535)),
-    host: read(() => host(env, 'HOST', '0.0.0.0')),
-    databasePath: read(() => databasePath(env)),
-    databaseUrl: read(() => databaseUrl(env)),
-    databaseSchema: read(() => schemaName(env)),
-    dbPoolSize: read(() => integer(env, 'DB_POOL_SIZE', 10, 2, 1000)),
-    dbConnectTimeoutMs: read(() => integer(env, 'DB_CONNECT_TIMEOUT_MS', 5000, 100, 600000)),
-    dbStatementTimeoutMs: read(() => integer(env, 'DB_STATEMENT_TIMEOUT_MS', 15000, 100, 3600000)),
-    rateLimitEnabled: read(() => boolean(env, 'RATE_LIMIT_ENABLED', true)),
-    rateLimitPerMinute: read(() => integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 1, 10_000_000)),
-    authFailuresPerMinute: read(() => integer(env, 'AUTH_FAILURES_PER_MINUTE', 30, 1, 10_000_000)),
-    redisUrl: read(() => redisUrl(env)),
-    petCacheSize: read(() => integer(env, 'PET_CACHE_SIZE', DEFAULT_PET_CACHE_SIZE, 0, 10_000_000)),
-    sqliteSynchronous: read(() => oneOf(env, 'SQLITE_SYNCHRONOUS', ['FULL', 'NORMAL'] as const, 'FULL')),
-    sqliteBusyTimeoutMs: read(() => integer(env, 'SQLITE_BUSY_TIMEOUT_MS', 5000, 0, 600000)),
-    apiKeys: read(() => apiKeys(env)),
-    productionBaseUrl: read(() => url(env, 'PRODUCTION_BASE_URL', 'https://api.petstore.example.com/v1')),
-    stagingBaseUrl: read(() => url(env, 'STAGING_BASE_URL', 'https://staging-api.petstore.example.com/v1')),
-    bodyLimitBytes: 16 * 1024,
-    logLevel: read(() => logLevel(env)),
-    corsOrigins: read(() => corsOrigins(env)),
-    trustProxy: read(() => trustProxy(env)),
-    shutdownTimeoutMs: read(() => integer(env, 'SHUTDOWN_TIMEOUT_MS', 10000, 0, 600000)),
-    swaggerEnabled: read(() => boolean(env, 'SWAGGER_ENABLED', true)),
-    metricsPort: read(() => metricsPort(env)),
-    metricsHost: read(() => host(env, 'METRICS_HOST', '127.0.0.1')),
-  };
-  if (config.metricsPort !== null && config.metricsPort !== 0 && config.metricsPort === config.port) {
-    problems.push(
-      `METRICS_PORT must differ from PORT (both ${config.port}): metrics have their own listener`,
-    );
-  }
-  if (problems.length > 0) throw new ConfigError(problems);
-  return config;
 }

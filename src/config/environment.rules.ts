@@ -1,0 +1,116 @@
+import { Transform } from 'class-transformer';
+import {
+  getMetadataStorage,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  Matches,
+  Max,
+  Min,
+  ValidateBy,
+  ValidationArguments,
+} from 'class-validator';
+
+/*
+ * The decorators of the environment schema. Every variable arrives as a string. A decorator's
+ * transform turns a well-formed string into its typed value and leaves anything else as it was
+ * written, so that the check after it refuses the value and the problem quotes what the operator
+ * wrote. Each problem is one line that starts with the variable's name.
+ */
+
+/** `(got "value")`, for rules about values that are no secret. */
+export const got = (value: unknown): string => `(got "${String(value)}")`;
+
+const quoting =
+  (rule: string) =>
+  ({ property, value }: ValidationArguments): string =>
+    `${property} ${rule} ${got(value)}`;
+
+function all(...decorators: PropertyDecorator[]): PropertyDecorator {
+  return (target, property) => decorators.forEach((decorate) => decorate(target, property));
+}
+
+/**
+ * Plain decimal digits, leading zeros allowed, become a number; `-1`, `1e3`, `0x50`, ` 80` stay
+ * as written and fail `IsInt`. A number out of range is quoted as read (`0070000` as `70000`).
+ */
+export function Integer(min: number, max: number): PropertyDecorator {
+  const message = quoting(`must be an integer from ${min} to ${max}`);
+  return all(
+    Transform(({ value }: { value: unknown }) =>
+      typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value,
+    ),
+    IsInt({ message }),
+    Min(min, { message }),
+    Max(max, { message }),
+  );
+}
+
+/** The one boolean syntax of every flag: `true` or `false`, in any case. */
+export function Flag(): PropertyDecorator {
+  return all(
+    Transform(({ value }: { value: unknown }) => {
+      if (typeof value !== 'string') return value;
+      if (/^true$/i.test(value)) return true;
+      if (/^false$/i.test(value)) return false;
+      return value;
+    }),
+    IsBoolean({ message: quoting('must be true or false') }),
+  );
+}
+
+/** One of `values`; with `ignoreCase`, written in any case and read as listed. */
+export function OneOf(
+  values: readonly string[],
+  { ignoreCase = false, rule = `must be one of ${values.join(', ')}` } = {},
+): PropertyDecorator {
+  return all(
+    Transform(({ value }: { value: unknown }) =>
+      ignoreCase && typeof value === 'string'
+        ? (values.find((allowed) => allowed.toLowerCase() === value.toLowerCase()) ?? value)
+        : value,
+    ),
+    IsIn(values, { message: quoting(rule) }),
+  );
+}
+
+/** A string matching `pattern`. */
+export function Matching(pattern: RegExp, rule: string): PropertyDecorator {
+  return Matches(pattern, { message: quoting(rule) });
+}
+
+/** A comma-separated list, entries trimmed, empty entries dropped; the entries are checked apart. */
+export function CommaSeparated(): PropertyDecorator {
+  return Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? list(value) : value));
+}
+
+export function list(raw: string): string[] {
+  return raw
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+}
+
+/**
+ * A rule of its own: `problemOf` returns what is wrong with the value (the rest of the line after
+ * the variable's name), or undefined when it is right. It is given the value as the variable's
+ * transform left it (`V`), and the other variables.
+ */
+export function Satisfies<V, T extends object = object>(
+  problemOf: (value: V, variables: T) => string | undefined,
+): PropertyDecorator {
+  const problem = (args: ValidationArguments) => problemOf(args.value as V, args.object as T);
+  return ValidateBy({
+    name: problemOf.name,
+    validator: {
+      validate: (_value: unknown, args?: ValidationArguments) => problem(args!) === undefined,
+      defaultMessage: (args?: ValidationArguments) => `${args!.property} ${problem(args!)}`,
+    },
+  });
+}
+
+/** The properties of a schema that carry a decorator, in the order they are declared. */
+export function declaredProperties(schema: new () => object): string[] {
+  const metadata = getMetadataStorage().getTargetValidationMetadatas(schema, '', true, false);
+  return [...new Set(metadata.map(({ propertyName }) => propertyName))];
+}
