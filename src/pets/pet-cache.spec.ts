@@ -31,10 +31,12 @@ describe('PetCache', () => {
       expect(cache.pet(8)).toBeUndefined();
     });
 
-    it('holds at most its size, dropping the oldest first', () => {
-      [1, 2, 3, 4].forEach((id) => cache.putPet(pet(id), cache.generation));
+    it('holds at most its size, dropping the least recently used first', () => {
+      [1, 2, 3].forEach((id) => cache.putPet(pet(id), cache.generation));
+      cache.pet(1);
+      cache.putPet(pet(4), cache.generation);
 
-      expect([1, 2, 3, 4].map((id) => cache.pet(id)?.id)).toEqual([undefined, 2, 3, 4]);
+      expect([1, 2, 3, 4].map((id) => cache.pet(id)?.id)).toEqual([1, undefined, 3, 4]);
       expect(cache.size.pets).toBe(3);
     });
   });
@@ -73,10 +75,13 @@ describe('PetCache', () => {
       expect(cache.page({ limit: 1 })).toBeUndefined();
     });
 
-    it('holds at most its number of pages, dropping the oldest first', () => {
-      [1, 2, 3].forEach((limit) => cache.putPage({ limit }, full(pets(limit)), cache.generation));
+    it('holds at most its number of pages, dropping the least recently used first', () => {
+      [1, 2].forEach((limit) => cache.putPage({ limit }, full(pets(limit)), cache.generation));
+      cache.page({ limit: 1 });
+      cache.putPage({ limit: 3 }, full(pets(3)), cache.generation);
 
-      expect(cache.page({ limit: 1 })).toBeUndefined();
+      expect(cache.page({ limit: 2 })).toBeUndefined();
+      expect(cache.page({ limit: 1 })).toEqual(full(pets(1)));
       expect(cache.page({ limit: 3 })).toEqual(full(pets(3)));
       expect(cache.size.pages).toBe(2);
     });
@@ -135,5 +140,15 @@ describe('PetCache', () => {
     expect(off.pet(1)).toBeUndefined();
     expect(off.page({ limit: 1 })).toBeUndefined();
     expect(off.size).toEqual({ pets: 0, pages: 0 });
+  });
+
+  it('keeps animals but no pages with 0 pages', () => {
+    const noPages = new PetCache(3, 0);
+    noPages.putPet(pet(1), noPages.generation);
+    noPages.putPage({ limit: 1 }, full([pet(1)]), noPages.generation);
+
+    expect(noPages.pet(1)).toEqual(pet(1));
+    expect(noPages.page({ limit: 1 })).toBeUndefined();
+    expect(noPages.size).toEqual({ pets: 1, pages: 0 });
   });
 });

@@ -449,13 +449,16 @@ describe('RequestValidationPipe', () => {
       expect(validations).toHaveBeenCalledTimes(4);
     });
 
-    it(`remembers at most ${MAX_REMEMBERED_QUERIES} queries, forgetting the oldest first`, async () => {
-      for (let i = 0; i <= MAX_REMEMBERED_QUERIES; i++) await transform({ limit: '5', page: String(i) });
-      expect(validations).toHaveBeenCalledTimes(MAX_REMEMBERED_QUERIES + 1);
-
+    it(`remembers at most ${MAX_REMEMBERED_QUERIES} queries, forgetting the least recently used first`, async () => {
+      for (let i = 0; i < MAX_REMEMBERED_QUERIES; i++) await transform({ limit: '5', page: String(i) });
+      await transform({ limit: '5', page: '0' });
       await transform({ limit: '5', page: String(MAX_REMEMBERED_QUERIES) });
       expect(validations).toHaveBeenCalledTimes(MAX_REMEMBERED_QUERIES + 1);
+
       await transform({ limit: '5', page: '0' });
+      await transform({ limit: '5', page: String(MAX_REMEMBERED_QUERIES) });
+      expect(validations).toHaveBeenCalledTimes(MAX_REMEMBERED_QUERIES + 1);
+      await transform({ limit: '5', page: '1' });
       expect(validations).toHaveBeenCalledTimes(MAX_REMEMBERED_QUERIES + 2);
     });
   });

@@ -7,11 +7,12 @@ import {
   ValidationPipeOptions,
 } from '@nestjs/common';
 import { getMetadataStorage } from 'class-validator';
+import { LRUCache } from 'lru-cache';
 import { ErrorDetail, validationFailed } from '../errors/api-exception';
 
 /** Deeper JSON than this is refused before any library walks it recursively. */
 export const MAX_BODY_DEPTH = 32;
-/** Validated query strings remembered per DTO (the oldest is dropped first). */
+/** Validated query strings remembered per DTO (the least recently used is dropped first). */
 export const MAX_REMEMBERED_QUERIES = 1000;
 
 function toDetails(errors: ValidationError[]): ErrorDetail[] {
@@ -59,9 +60,11 @@ export class RequestValidationPipe implements PipeTransform {
    * The same few query strings arrive again and again (`?limit=20`), and validating one is a
    * pure function of the DTO and the strings: each valid one is validated once. Its DTO is
    * handed out as a fresh shallow copy, so a handler may change what it gets. Invalid ones are
-   * not remembered.
+   * not remembered. At most `MAX_REMEMBERED_QUERIES` per DTO class; the classes themselves are
+   * as many as the code declares, so the outer Map needs no bound.
    */
-  private readonly validQueries = new Map<unknown, Map<string, object>>();
+  private readonly validQueries = new Map<unknown, LRUCache<string, object>>();
+  /** One entry per body DTO class, as many as the code declares: a plain Map needs no bound. */
   private readonly declaredProperties = new Map<unknown, ReadonlySet<string>>();
 
   transform(value: unknown, metadata: ArgumentMetadata): unknown {
@@ -77,12 +80,14 @@ export class RequestValidationPipe implements PipeTransform {
 
   private async transformQuery(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     let remembered = this.validQueries.get(metadata.metatype);
-    if (!remembered) this.validQueries.set(metadata.metatype, (remembered = new Map<string, object>()));
+    if (!remembered) {
+      remembered = new LRUCache<string, object>({ max: MAX_REMEMBERED_QUERIES });
+      this.validQueries.set(metadata.metatype, remembered);
+    }
     const key = JSON.stringify(value) ?? '';
     let valid = remembered.get(key);
     if (!valid) {
       valid = (await this.queries.transform(value, metadata)) as object;
-      if (remembered.size >= MAX_REMEMBERED_QUERIES) remembered.delete(remembered.keys().next().value!);
       remembered.set(key, valid);
     }
     return Object.assign(Object.create(Object.getPrototypeOf(valid) as object) as object, valid);
