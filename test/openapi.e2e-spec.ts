@@ -5,6 +5,7 @@ import type {
   OpenAPIObject,
   OperationObject,
   ParameterObject,
+  RequestBodyObject,
   ResponseObject,
   SchemaObject,
 } from '@nestjs/swagger';
@@ -12,7 +13,13 @@ import { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
 import type { App } from 'supertest/types';
 import { startApp } from './support/app';
-import { committedDocument, OPENAPI_FILE } from './support/openapi';
+import {
+  committedDocument,
+  DocumentedOperation,
+  isUnder,
+  OPENAPI_FILE,
+  operationsOf,
+} from './support/openapi';
 
 const REGENERATE =
   'openapi.yaml is not the document the app serves: run `npm run openapi:export` and commit it.';
@@ -27,7 +34,31 @@ function withHint(hint: string, assertion: () => void): void {
   }
 }
 
-const ERROR_REF = { $ref: '#/components/schemas/Error' };
+const SCHEMAS = '#/components/schemas/';
+const ERROR_REF = { $ref: `${SCHEMAS}Error` };
+
+/** The named schemas a part of the document uses, directly or through other named schemas. */
+function schemasUsedBy(
+  node: unknown,
+  schemas: Record<string, SchemaObject>,
+  used = new Set<string>(),
+): Set<string> {
+  if (node === null || typeof node !== 'object') return used;
+  const ref = (node as { $ref?: unknown }).$ref;
+  if (typeof ref === 'string' && ref.startsWith(SCHEMAS)) {
+    const name = ref.slice(SCHEMAS.length);
+    if (!used.has(name)) {
+      used.add(name);
+      schemasUsedBy(schemas[name], schemas, used);
+    }
+  }
+  Object.values(node).forEach((value) => schemasUsedBy(value, schemas, used));
+  return used;
+}
+
+/** `GET /pets (listPets)`. */
+const nameOf = ({ method, template, operation }: DocumentedOperation): string =>
+  `${method} ${template} (${operation.operationId})`;
 
 describe('The OpenAPI document (e2e)', () => {
   let app: NestExpressApplication;
@@ -46,11 +77,15 @@ describe('The OpenAPI document (e2e)', () => {
 
   const operation = (path: string, method: 'get' | 'post'): OperationObject =>
     document.paths[path][method] as OperationObject;
-  const operations = (): OperationObject[] => [
-    operation('/pets', 'get'),
-    operation('/pets', 'post'),
-    operation('/pets/{petId}', 'get'),
-  ];
+  /** The operations of one module: those under its paths, whatever other modules the document has. */
+  const operationsUnder = (prefix: string): DocumentedOperation[] =>
+    operationsOf(document).filter(({ template }) => isUnder(template, [prefix]));
+  const petOperations = (): OperationObject[] => operationsUnder('/pets').map((op) => op.operation);
+  const namedSchemas = (): Record<string, SchemaObject> =>
+    document.components?.schemas as Record<string, SchemaObject>;
+  /** The named schemas the pets operations use. */
+  const petSchemas = (): string[] =>
+    [...schemasUsedBy(petOperations(), namedSchemas())].sort((a, b) => a.localeCompare(b));
 
   describe('is the committed openapi.yaml', () => {
     it('byte for byte at /docs-yaml', async () => {
@@ -120,11 +155,15 @@ describe('The OpenAPI document (e2e)', () => {
         { url: 'https://api.petstore.example.com/v1', description: 'Production' },
         { url: 'https://staging-api.petstore.example.com/v1', description: 'Staging' },
       ]);
-      expect(Object.keys(document.paths).sort()).toEqual([
-        '/health/live',
-        '/health/ready',
-        '/pets',
-        '/pets/{petId}',
+    });
+
+    it('paths: /pets and /pets/{petId} for the animals, /health/live and /health/ready for the probes', () => {
+      const under = (prefix: string) => Object.keys(document.paths).filter((path) => isUnder(path, [prefix]));
+      expect(under('/pets')).toEqual(['/pets', '/pets/{petId}']);
+      expect(under('/health')).toEqual(['/health/live', '/health/ready']);
+      expect(operationsUnder('/health').map(nameOf)).toEqual([
+        'GET /health/live (liveness)',
+        'GET /health/ready (readiness)',
       ]);
     });
 
@@ -150,21 +189,29 @@ describe('The OpenAPI document (e2e)', () => {
         bearer: expect.objectContaining({ type: 'http', scheme: 'bearer' }),
       });
       expect(document.security).toEqual([{ bearer: [] }]);
-      for (const op of operations()) expect(op.security).toBeUndefined();
+      for (const op of petOperations()) expect(op.security).toBeUndefined();
     });
 
-    it('operationIds exactly listPets, createPet, getPet, each tagged and summarised', () => {
-      expect(operations().map((op) => op.operationId)).toEqual(['listPets', 'createPet', 'getPet']);
-      for (const op of operations()) {
+    it('operationIds exactly listPets, createPet, getPet, each tagged Pets and summarised; Pets tags nothing else', () => {
+      expect(operationsUnder('/pets').map(nameOf)).toEqual([
+        'GET /pets (listPets)',
+        'POST /pets (createPet)',
+        'GET /pets/{petId} (getPet)',
+      ]);
+      for (const op of petOperations()) {
         expect(op.tags).toEqual(['Pets']);
         expect(op.summary).toMatch(/\w/);
       }
-      expect(document.tags).toEqual([{ name: 'Pets', description: expect.any(String) }]);
+      const taggedPets = operationsOf(document).filter((op) => op.operation.tags?.includes('Pets'));
+      expect(taggedPets.map((op) => op.operation)).toEqual(petOperations());
+      expect(document.tags?.filter((tag) => tag.name === 'Pets')).toEqual([
+        { name: 'Pets', description: expect.any(String) },
+      ]);
     });
 
     it('named schemas Pet, NewPet, PetStatus and Error, with int64 formats and the bounds of decisions.md', () => {
       const schemas = document.components?.schemas as Record<string, SchemaObject>;
-      expect(Object.keys(schemas).sort()).toEqual(['Error', 'ErrorDetail', 'NewPet', 'Pet', 'PetStatus']);
+      expect(petSchemas()).toEqual(['Error', 'ErrorDetail', 'NewPet', 'Pet', 'PetStatus']);
       expect(schemas.PetStatus).toEqual({ type: 'string', enum: ['available', 'pending', 'sold'] });
 
       const int64 = { type: 'integer', format: 'int64', minimum: 1, maximum: 9007199254740991 };
@@ -189,7 +236,7 @@ describe('The OpenAPI document (e2e)', () => {
       });
     });
 
-    it('PetStatus is one referenced schema: its values appear nowhere else', () => {
+    it('PetStatus is one referenced schema: its values appear nowhere else in the pets operations and schemas', () => {
       const inlined: string[] = [];
       const walk = (node: unknown, at: string): void => {
         if (Array.isArray(node)) return node.forEach((item, index) => walk(item, `${at}/${index}`));
@@ -198,7 +245,9 @@ describe('The OpenAPI document (e2e)', () => {
         if (Array.isArray(record.enum) && record.enum.includes('available')) inlined.push(at);
         Object.entries(record).forEach(([key, value]) => walk(value, `${at}/${key}`));
       };
-      walk(document, '#');
+      for (const { template, method, operation: op } of operationsUnder('/pets'))
+        walk(op, `#/paths/${template}/${method.toLowerCase()}`);
+      for (const name of petSchemas()) walk(namedSchemas()[name], `${SCHEMAS}${name}`);
       expect(inlined).toEqual(['#/components/schemas/PetStatus']);
       const statusParameter = (operation('/pets', 'get').parameters as ParameterObject[]).find(
         (parameter) => parameter.name === 'status',
@@ -284,6 +333,120 @@ describe('The OpenAPI document (e2e)', () => {
         type: 'string',
         enum: ['Thu, 05 Dec 2030 00:00:00 GMT'],
       });
+    });
+  });
+
+  /**
+   * What every operation must say, whichever module it belongs to: these hold a new module to the
+   * conventions without naming it. Each test lists every operation that breaks its rule.
+   */
+  describe('every operation of every module', () => {
+    /** The operations served under the document's servers (`/v1`), not on their own as the probes are. */
+    const apiOperations = () => operationsOf(document).filter((op) => op.operation.servers === undefined);
+    const isPublic = (op: OperationObject) => op.security?.length === 0;
+    const responsesOf = (op: OperationObject) => op.responses as Record<string, ResponseObject>;
+    const hasRequiredHeader = (response: ResponseObject | undefined, name: string) =>
+      (response?.headers?.[name] as HeaderObject | undefined)?.required === true;
+    /**
+     * Every requirement an operation breaks, as `GET /widgets (listWidgets) breaks: 429 with
+     * Retry-After`; `requirements` names each one an operation has and says whether it holds.
+     */
+    const breaches = (
+      operations: DocumentedOperation[],
+      requirements: (op: OperationObject) => Record<string, boolean>,
+    ): string[] =>
+      operations.flatMap((op) =>
+        Object.entries(requirements(op.operation))
+          .filter(([, holds]) => !holds)
+          .map(([requirement]) => `${nameOf(op)} breaks: ${requirement}`),
+      );
+    const duplicates = (names: (string | undefined)[]) =>
+      names.filter((name, index) => names.indexOf(name) !== index);
+
+    it('has a unique camelCase operationId, exactly one tag, a summary and a success response', () => {
+      expect(duplicates(operationsOf(document).map((op) => op.operation.operationId))).toEqual([]);
+      const problems = breaches(operationsOf(document), (op) => ({
+        'a camelCase operationId': /^[a-z][A-Za-z0-9]*$/.test(op.operationId ?? ''),
+        'exactly one tag': op.tags?.length === 1,
+        'a summary': /\w/.test(op.summary ?? ''),
+        'a 2xx response': Object.keys(op.responses).some((status) => /^2\d\d$/.test(status)),
+      }));
+      expect(problems).toEqual([]);
+    });
+
+    it('under /v1, has a tag the document declares with a description; every declared tag is used', () => {
+      const declared = document.tags ?? [];
+      const names = declared.map((tag) => tag.name);
+      expect(duplicates(names)).toEqual([]);
+      expect(declared.filter((tag) => !/\w/.test(tag.description ?? '')).map((tag) => tag.name)).toEqual([]);
+      const used = new Set(operationsOf(document).flatMap((op) => op.operation.tags ?? []));
+      expect(names.filter((name) => !used.has(name))).toEqual([]);
+      const problems = breaches(apiOperations(), (op) => ({
+        'a tag declared in the document': (op.tags ?? []).every((tag) => names.includes(tag)),
+      }));
+      expect(problems).toEqual([]);
+    });
+
+    it('needs the bearer key unless public: 401, 429 and 503 (keys are looked up), each with its header', () => {
+      const problems = breaches(operationsOf(document), (op): Record<string, boolean> => {
+        const responses = responsesOf(op);
+        if (isPublic(op)) return { 'no 401 or 429 when public': !responses['401'] && !responses['429'] };
+        return {
+          'the global bearer requirement, not one of its own': op.security === undefined,
+          '401 with WWW-Authenticate': hasRequiredHeader(responses['401'], 'WWW-Authenticate'),
+          '429 with Retry-After': hasRequiredHeader(responses['429'], 'Retry-After'),
+          '503 with Retry-After': hasRequiredHeader(responses['503'], 'Retry-After'),
+        };
+      });
+      expect(problems).toEqual([]);
+    });
+
+    it('under /v1, documents 500; 400 when it takes a body, path or query parameters; 404 with a path parameter; 413 and 415 with a body', () => {
+      const problems = breaches(apiOperations(), (op) => {
+        const takes = new Set(
+          (op.parameters as ParameterObject[] | undefined)?.map((parameter) => parameter.in),
+        );
+        const needs = [
+          '500',
+          ...(op.requestBody || takes.has('path') || takes.has('query') ? ['400'] : []),
+          ...(takes.has('path') ? ['404'] : []),
+          ...(op.requestBody ? ['413', '415'] : []),
+        ];
+        return Object.fromEntries(needs.map((status) => [`a ${status} response`, status in op.responses]));
+      });
+      expect(problems).toEqual([]);
+    });
+
+    it('speaks JSON only; every error is the Error schema; under /v1 with an example of its status and its code named', () => {
+      const api = new Set(apiOperations().map((op) => op.operation));
+      const problems = breaches(operationsOf(document), (op) => {
+        const body = op.requestBody as RequestBodyObject | undefined;
+        const requirements: Record<string, boolean> = {
+          'a request body in JSON only': !body || Object.keys(body.content).join() === 'application/json',
+        };
+        for (const [status, response] of Object.entries(responsesOf(op))) {
+          const media = Object.keys(response.content ?? {});
+          requirements[`${status}: a status code`] = /^[1-5]\d\d$/.test(status);
+          requirements[`${status}: a description`] = /\w/.test(response.description);
+          requirements[`${status}: JSON only`] = media.length === 0 || media.join() === 'application/json';
+          if (status < '400') continue;
+          const json = response.content?.['application/json'];
+          requirements[`${status}: the Error schema`] =
+            JSON.stringify(json?.schema) === JSON.stringify(ERROR_REF);
+          if (!api.has(op)) continue;
+          const example = json?.example as { code?: unknown; status?: unknown } | undefined;
+          requirements[`${status}: an example with its status and code`] =
+            example?.status === Number(status) && typeof example.code === 'string';
+          requirements[`${status}: a description naming its code`] = /`[a-z_]+`/.test(response.description);
+        }
+        return requirements;
+      });
+      expect(problems).toEqual([]);
+    });
+
+    it('uses every named schema the document declares', () => {
+      const used = schemasUsedBy(document.paths, namedSchemas());
+      expect(Object.keys(namedSchemas()).filter((name) => !used.has(name))).toEqual([]);
     });
   });
 });

@@ -20,23 +20,33 @@ export async function committedDocument(): Promise<OpenAPIObject> {
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 
-interface DocumentedOperation {
+/** One operation of the document, with where it is. */
+export interface DocumentedOperation {
+  /** Upper case, as in a request: `GET`. */
   method: string;
+  /** The path as the document writes it: `/pets/{petId}`. */
   template: string;
-  matches: RegExp;
   operation: OperationObject;
 }
 
-/** Every documented (operation, status) pair, as `listPets 200`. */
-export function documentedResponses(document: OpenAPIObject): string[] {
-  return Object.values(document.paths).flatMap((item) =>
-    METHODS.flatMap((method) => {
-      const operation = item[method];
-      return operation
-        ? Object.keys(operation.responses).map((status) => `${operation.operationId} ${status}`)
-        : [];
-    }),
+/** Every operation of the document, in its order. */
+export function operationsOf(document: OpenAPIObject): DocumentedOperation[] {
+  return Object.entries(document.paths).flatMap(([template, item]) =>
+    METHODS.filter((method) => item[method]).map((method) => ({
+      method: method.toUpperCase(),
+      template,
+      operation: item[method] as OperationObject,
+    })),
   );
+}
+
+/** Whether a path is one of the prefixes or below one: `/pets` covers `/pets/{petId}`, not `/petsitters`. */
+export function isUnder(template: string, prefixes: readonly string[]): boolean {
+  return prefixes.some((prefix) => template === prefix || template.startsWith(`${prefix}/`));
+}
+
+interface CoveredOperation extends DocumentedOperation {
+  matches: RegExp;
 }
 
 /**
@@ -44,16 +54,26 @@ export function documentedResponses(document: OpenAPIObject): string[] {
  * documented operation, the status one of its documented responses, the body valid against that
  * response's schema (Ajv, strict, with OpenAPI's formats), and every documented header present
  * when required and valid when present. Records each (operation, status) it has checked.
+ *
+ * A validator covers the operations under the paths it is made for, so that each module's e2e
+ * spec checks its own operations (`ContractValidator.forPaths('/widgets')`) and asserts that it
+ * has seen every response they document (`unchecked()` is empty), without knowing of the others.
  */
 export class ContractValidator {
   readonly seen = new Set<string>();
+  /** Every (operation, status) pair the covered operations document, as `listPets 200`. */
+  private readonly documented: readonly string[];
   private readonly ajv = new Ajv({ strict: true, allErrors: true });
   private readonly validators = new Map<object, ValidateFunction>();
 
   private constructor(
+    private readonly prefixes: readonly string[],
     private readonly basePath: string,
-    private readonly operations: DocumentedOperation[],
+    private readonly operations: CoveredOperation[],
   ) {
+    this.documented = operations.flatMap(({ operation }) =>
+      Object.keys(operation.responses).map((status) => `${operation.operationId} ${status}`),
+    );
     addFormats(this.ajv);
     this.ajv.addFormat('int64', { type: 'number', validate: (value: number) => Number.isInteger(value) });
     this.ajv.addFormat('int32', {
@@ -64,18 +84,24 @@ export class ContractValidator {
     this.ajv.addVocabulary(['example', 'xml', 'externalDocs', 'discriminator']);
   }
 
-  /** Builds a validator from the committed document, all its references resolved. */
-  static async fromCommittedDocument(basePath = '/v1'): Promise<ContractValidator> {
+  /**
+   * A validator for the committed document's operations under these paths (`'/widgets'`: the
+   * operations of `/widgets` and `/widgets/{widgetId}`), all their references resolved. Paths
+   * are relative to the document's first server (`/v1`) unless an operation names its own.
+   */
+  static async forPaths(...prefixes: string[]): Promise<ContractValidator> {
     const document = (await SwaggerParser.dereference(OPENAPI_FILE)) as unknown as OpenAPIObject;
-    const operations = Object.entries(document.paths).flatMap(([template, item]) =>
-      METHODS.filter((method) => item[method]).map((method) => ({
-        method: method.toUpperCase(),
-        template,
-        matches: new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}$`),
-        operation: item[method] as OperationObject,
-      })),
-    );
-    return new ContractValidator(basePath, operations);
+    const covered = operationsOf(document)
+      .filter(({ template }) => isUnder(template, prefixes))
+      .map((op) => ({ ...op, matches: new RegExp(`^${op.template.replace(/\{[^}]+\}/g, '[^/]+')}$`) }));
+    if (covered.length === 0)
+      throw new Error(`openapi.yaml documents no operation under ${prefixes.join(', ')}`);
+    return new ContractValidator(prefixes, document.servers?.[0]?.url ?? '', covered);
+  }
+
+  /** The covered (operation, status) pairs no checked response has shown yet. */
+  unchecked(): string[] {
+    return this.documented.filter((response) => !this.seen.has(response));
   }
 
   /** Validates one response; returns what it was taken for, e.g. `getPet 404`. */
@@ -83,7 +109,7 @@ export class ContractValidator {
     const request = (res as unknown as { req: { method: string; path: string } }).req;
     const path = request.path.split('?')[0];
     // An operation's own `servers` (the health probes: `/`) override the document's base path.
-    const base = (op: DocumentedOperation) =>
+    const base = (op: CoveredOperation) =>
       (op.operation.servers?.[0]?.url ?? this.basePath).replace(/\/$/, '');
     const found = this.operations.find((op) => {
       const prefix = base(op);
@@ -93,7 +119,11 @@ export class ContractValidator {
         op.matches.test(path.slice(prefix.length))
       );
     });
-    if (!found) throw new Error(`${request.method} ${path} is not a documented operation`);
+    if (!found) {
+      throw new Error(
+        `${request.method} ${path} is not a documented operation under ${this.prefixes.join(', ')}`,
+      );
+    }
 
     const name = `${found.operation.operationId} ${res.status}`;
     const response = found.operation.responses[String(res.status)] as ResponseObject | undefined;
