@@ -7,13 +7,9 @@ import { Metrics } from '../observability/metrics';
 import { AbuseLimiter } from './abuse-limiter';
 import { ApiKeyStore, digest } from './api-key.store';
 import { ApiKeysService, KeyVerdict } from './api-keys.service';
+import { BEARER_CHALLENGE, INVALID_TOKEN_CHALLENGE } from '../common/http/bearer-challenge';
 import { setCaller } from './caller';
 import { IS_PUBLIC } from './public.decorator';
-
-export const REALM = 'petstore';
-/** The `WWW-Authenticate` challenge of a 401 without a bearer key, and with a wrong one (RFC 6750). */
-export const BEARER_CHALLENGE = `Bearer realm="${REALM}"`;
-export const INVALID_TOKEN_CHALLENGE = `${BEARER_CHALLENGE}, error="invalid_token"`;
 
 const BEARER_SCHEME = /^bearer(\s|$)/i;
 /** `Bearer <token68>`, the scheme name case-insensitive (RFC 7235, RFC 6750). */
