@@ -11,7 +11,7 @@ const TARGET = join(__dirname, '..', 'openapi.yaml');
  * not this machine's environment, so the file is the same wherever it is exported.
  */
 async function exportOpenApi(): Promise<void> {
-  const app = await createApp(loadConfig({ DATABASE_PATH: ':memory:' }));
+  const app = await createApp(loadConfig({ DATABASE_PATH: ':memory:', LOG_LEVEL: 'warn' }));
   try {
     await app.listen(0, '127.0.0.1');
     const response = await fetch(`${await app.getUrl()}/${DOCS_PATH}-yaml`);
