@@ -42,6 +42,7 @@ describe('generate:module', () => {
     it('takes the singular it is given, and refuses a name it cannot use', () => {
       expect(moduleNames('people', 'person').pascalSingular).toBe('Person');
       expect(() => moduleNames('sheep')).toThrow('--singular');
+      expect(() => moduleNames('classes')).toThrow('"class" is a reserved word');
       for (const bad of ['Orders', 'store_orders', '-orders', 'orders-', '1orders', 'store--orders', '']) {
         expect(() => moduleNames(bad)).toThrow('is not a module name');
       }

@@ -59,6 +59,15 @@ export function singularOf(word: string): string {
   return word;
 }
 
+/** Words the generated code cannot use as a variable name (the camel-case spellings become ones). */
+const RESERVED_WORDS = new Set(
+  (
+    'break case catch class const continue debugger default delete do else enum export extends false ' +
+    'finally for function if import in instanceof new null return super switch this throw true try ' +
+    'typeof var void while with yield let static implements interface package private protected public await'
+  ).split(' '),
+);
+
 const capitalised = (word: string) => `${word.charAt(0).toUpperCase()}${word.slice(1)}`;
 
 /** The names of module `name` (a plural: `orders`), its singular from `singular` or guessed. */
@@ -77,6 +86,10 @@ export function moduleNames(name: string, singular?: string): ModuleNames {
     );
   }
   const singularWords = [...words.slice(0, -1), singularLast];
+  const reserved = [words, singularWords]
+    .map((parts) => parts.join(''))
+    .find((word) => RESERVED_WORDS.has(word));
+  if (reserved) throw new Error(`"${reserved}" is a reserved word in TypeScript: choose another name`);
   const pascal = (parts: string[]) => parts.map(capitalised).join('');
   const camel = (parts: string[]) => `${parts[0]}${pascal(parts.slice(1))}`;
   return {
