@@ -35,13 +35,18 @@ describe('generate:module', () => {
       ['boxes', 'box'],
       ['addresses', 'address'],
       ['keys', 'key'],
+      ['statuses', 'status'],
+      ['buses', 'bus'],
     ])('guesses the singular of %s: %s', (plural, singular) => {
       expect(singularOf(plural)).toBe(singular);
     });
 
     it('takes the singular it is given, and refuses a name it cannot use', () => {
       expect(moduleNames('people', 'person').pascalSingular).toBe('Person');
-      expect(() => moduleNames('sheep')).toThrow('--singular');
+      expect(() => moduleNames('sheep')).toThrow('pass --singular <word>');
+      expect(() => moduleNames('sheep', 'sheep')).toThrow('must differ');
+      expect(() => moduleNames('people', 'Person')).toThrow('--singular takes one lower-case word');
+      expect(moduleNames('store-people', 'person').pascalSingular).toBe('StorePerson');
       expect(() => moduleNames('classes')).toThrow('"class" is a reserved word');
       for (const bad of ['Orders', 'store_orders', '-orders', 'orders-', '1orders', 'store--orders', '']) {
         expect(() => moduleNames(bad)).toThrow('is not a module name');

@@ -54,7 +54,7 @@ export interface ModuleNames {
 /** The singular of an English plural, for the usual cases; `--singular` covers the rest. */
 export function singularOf(word: string): string {
   if (/[^aeiou]ies$/.test(word)) return `${word.slice(0, -3)}y`;
-  if (/(ss|sh|ch|x|z)es$/.test(word)) return word.slice(0, -2);
+  if (/(ss|sh|ch|x|z|us)es$/.test(word)) return word.slice(0, -2);
   if (/[^s]s$/.test(word)) return word.slice(0, -1);
   return word;
 }
@@ -79,10 +79,16 @@ export function moduleNames(name: string, singular?: string): ModuleNames {
   }
   const words = name.split('-');
   const last = words[words.length - 1];
-  const singularLast = singular ?? singularOf(last);
-  if (!/^[a-z][a-z0-9]*$/.test(singularLast) || singularLast === last) {
+  if (singular !== undefined && !/^[a-z][a-z0-9]*$/.test(singular)) {
     throw new Error(
-      `cannot tell the singular of "${last}" apart from it: pass --singular <word> (e.g. --singular ${last}-item)`,
+      `--singular takes one lower-case word, the singular of "${last}" (e.g. --singular person)`,
+    );
+  }
+  const singularLast = singular ?? singularOf(last);
+  if (singularLast === last) {
+    throw new Error(
+      `the singular of "${last}" must differ from it (class and variable names would collide): ` +
+        `pass --singular <word>, or choose a name whose last word is a plural`,
     );
   }
   const singularWords = [...words.slice(0, -1), singularLast];
@@ -208,6 +214,10 @@ function main(argv: string[]): void {
     );
   }
   const names = moduleNames(positional[0], singular);
+  console.log(
+    `Generating ${names.nounPlural}: /v1/${names.kebabPlural}/{${names.camelSingular}Id}, ` +
+      `${names.pascalSingular}Entity, table ${names.table} (wrong singular? --singular <word>)`,
+  );
   const written = generateModule(ROOT, names);
   const run = (command: string, commandArgs: string[]) =>
     execFileSync(command, commandArgs, { cwd: ROOT, stdio: 'inherit' });

@@ -7,7 +7,7 @@ import { requestDigest } from '../src/idempotency/idempotent-requests';
 import { IdempotencyService } from '../src/idempotency/idempotency.service';
 import { __Items__Service } from '../src/__items-kebab__/__items-kebab__.service';
 import { AUTH, startApp, TEST_KEY } from './support/app';
-import { ContractValidator } from './support/openapi';
+import { committedDocument, ContractValidator } from './support/openapi';
 
 /**
  * The __nouns__ module through the whole app, as main.ts builds it (SQLite, or TEST_DATABASE_URL).
@@ -129,12 +129,20 @@ describe('__Items__ API (e2e)', () => {
     expectError(busy, 'create__Item__ 409', 'idempotency_conflict');
   });
 
-  it('is described in /docs-json, tagged, with its error responses', async () => {
-    const document = (await request(http).get('/docs-json')).body;
-    expect(Object.keys(document.paths['/__items-kebab__']).sort()).toEqual(['get', 'post']);
-    expect(Object.keys(document.paths['/__items-kebab__/{__item__Id}'])).toEqual(['get']);
-    expect(document.tags).toContainEqual({ name: '__Items__', description: expect.any(String) });
-    expect(Object.keys(document.components.schemas)).toEqual(expect.arrayContaining(['__Item__', 'New__Item__']));
+  it('is described in /docs-json, tagged, exactly as in the committed openapi.yaml', async () => {
+    const served = (await request(http).get('/docs-json')).body;
+    expect(Object.keys(served.paths['/__items-kebab__']).sort()).toEqual(['get', 'post']);
+    expect(Object.keys(served.paths['/__items-kebab__/{__item__Id}'])).toEqual(['get']);
+    expect(served.tags).toContainEqual({ name: '__Items__', description: expect.any(String) });
+
+    // A stale openapi.yaml (a column added, the document not exported): run `npm run openapi:export`.
+    const committed = await committedDocument();
+    for (const path of ['/__items-kebab__', '/__items-kebab__/{__item__Id}']) {
+      expect(committed.paths[path]).toEqual(served.paths[path]);
+    }
+    for (const schema of ['__Item__', 'New__Item__']) {
+      expect(committed.components?.schemas?.[schema]).toEqual(served.components.schemas[schema]);
+    }
   });
 
   describe('429 rate_limited', () => {
