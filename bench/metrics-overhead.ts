@@ -8,7 +8,8 @@
 import { EventEmitter } from 'node:events';
 import type { Request, Response } from 'express';
 import { httpMetrics } from '../src/observability/http-metrics';
-import { Metrics, PrometheusMetrics } from '../src/observability/metrics';
+import { Metrics } from '../src/observability/metrics';
+import { PrometheusMetrics } from '../src/observability/prometheus-metrics';
 
 const ROUTES = ['/v1/pets', '/v1/pets/:petId'];
 const STATUSES = [200, 200, 200, 404];

@@ -1,5 +1,5 @@
 import { Logger, OnModuleDestroy } from '@nestjs/common';
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
 import { LRUCache } from 'lru-cache';
 import { ApiException } from '../common/errors/api-exception';
 import { SharedOrLocal } from '../common/resilience/shared-or-local';
@@ -167,6 +167,9 @@ export function createAbuseLimiter(options: {
 }): AbuseLimiter {
   if (!options.enabled) return new AbuseLimiter(null, options.limit);
   if (!options.redisUrl) return new AbuseLimiter(new MemoryCounters(), options.limit);
+  // Loaded only with REDIS_URL: without it ioredis stays out of the process.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { Redis } = require('ioredis') as typeof import('ioredis');
   const redis = new Redis(options.redisUrl, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,

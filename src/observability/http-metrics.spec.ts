@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { NextFunction, Request, Response } from 'express';
 import { httpMetrics } from './http-metrics';
-import { PrometheusMetrics } from './metrics';
+import { PrometheusMetrics } from './prometheus-metrics';
 
 function exchange(route: string | undefined, statusCode: number, writableEnded: boolean) {
   const req = {

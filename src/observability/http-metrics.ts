@@ -1,7 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { routeOf } from '../common/logging/request-log';
-import { PrometheusMetrics, UNMATCHED_ROUTE } from './metrics';
+import { UNMATCHED_ROUTE } from './metrics';
+import type { PrometheusMetrics } from './prometheus-metrics';
 
 /** The status of a request whose client went away before the answer was sent (nginx's convention). */
 export const CLIENT_CLOSED_REQUEST = 499;

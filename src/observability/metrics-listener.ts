@@ -11,7 +11,7 @@ import { ModuleRef } from '@nestjs/core';
 import { DataSource, Logger as TypeOrmLogger } from 'typeorm';
 import { AppConfig } from '../config/app-config';
 import { InjectConfig } from '../config/config.module';
-import { Metrics, PrometheusMetrics } from './metrics';
+import { isPrometheus, Metrics } from './metrics';
 import { shutdownTracing } from './tracing-state';
 
 export const METRICS_PATH = '/metrics';
@@ -49,7 +49,7 @@ export class MetricsListener implements OnModuleInit, OnApplicationBootstrap, Be
   }
 
   onModuleInit(): void {
-    if (!(this.metrics instanceof PrometheusMetrics)) return;
+    if (!isPrometheus(this.metrics)) return;
     const dataSource = this.moduleRef.get(DataSource, { strict: false });
     countQueryErrors(dataSource, this.metrics);
     if (dataSource.options.type === 'postgres') {
@@ -66,7 +66,7 @@ export class MetricsListener implements OnModuleInit, OnApplicationBootstrap, Be
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    if (!(this.metrics instanceof PrometheusMetrics) || this.config.metricsPort === null) return;
+    if (!isPrometheus(this.metrics) || this.config.metricsPort === null) return;
     const registry = this.metrics.registry;
     const server = createServer((req, res) => {
       const path = (req.url ?? '').split('?')[0];

@@ -1,6 +1,4 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { PrometheusMetrics } from './prometheus-metrics';
 
 export type AuthFailureReason = 'missing' | 'invalid' | 'revoked';
 /** Which limit refused a request: the per-key budget, or the budget of requests without a valid key. */
@@ -34,216 +32,20 @@ export class Metrics {
   queryError(): void {}
 }
 
-/** The OpenTelemetry recommendation for `http.server.request.duration`, in seconds. */
-const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
-
-/** Methods kept as they are in the `method` label; anything else is `_OTHER` (semantic conventions). */
-const KNOWN_METHODS = new Set([
-  'GET',
-  'HEAD',
-  'POST',
-  'PUT',
-  'DELETE',
-  'CONNECT',
-  'OPTIONS',
-  'TRACE',
-  'PATCH',
-]);
-
 /** `route` of requests that matched no route pattern (unknown paths, static files of /docs). */
 export const UNMATCHED_ROUTE = 'unmatched';
 
-function packageVersion(): string {
-  try {
-    const manifest = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as {
-      version?: unknown;
-    };
-    return typeof manifest.version === 'string' ? manifest.version : 'unknown';
-  } catch {
-    return 'unknown';
-  }
+/** Whether metrics are on: `PrometheusMetrics`, told apart without loading prom-client. */
+export function isPrometheus(metrics: Metrics): metrics is PrometheusMetrics {
+  return metrics.enabled;
 }
 
-type Observe = (seconds: number) => void;
-interface Increment {
-  inc(): void;
-}
-
-/** The metrics of one app, in a registry of its own, exposed in the Prometheus text format. */
-export class PrometheusMetrics extends Metrics {
-  readonly registry = new Registry();
-  private readonly duration: Histogram<'method' | 'route' | 'status_code'>;
-  private readonly inFlight: Gauge;
-  /** One prepared histogram child per method, route and status: no label hashing per request. */
-  private readonly observers = new Map<string, Observe>();
-  private readonly authFailures: Counter<'reason'>;
-  private readonly rateLimitRefusals: Counter<'limit'>;
-  private readonly replays: Counter;
-  private readonly conflicts: Counter<'reason'>;
-  private readonly cacheLookups: { [cache in ReadCacheName]: { hit: Increment; miss: Increment } };
-  private readonly queryErrors: Counter<'db_system'>;
-  private databaseSystem = 'sqlite';
-
-  constructor() {
-    super();
-    const registers = [this.registry];
-    collectDefaultMetrics({ register: this.registry });
-    // Gauges named like counters, which promtool (rightly) refuses; the same numbers are the sums
-    // of nodejs_active_handles, nodejs_active_requests and nodejs_active_resources by type.
-    for (const name of [
-      'nodejs_active_handles_total',
-      'nodejs_active_requests_total',
-      'nodejs_active_resources_total',
-    ])
-      this.registry.removeSingleMetric(name);
-    this.duration = new Histogram({
-      name: 'http_server_request_duration_seconds',
-      help: 'Duration of HTTP requests, from the first byte read to the last byte of the answer.',
-      labelNames: ['method', 'route', 'status_code'],
-      buckets: DURATION_BUCKETS,
-      registers,
-    });
-    this.inFlight = new Gauge({
-      name: 'http_server_active_requests',
-      help: 'HTTP requests being served now.',
-      registers,
-    });
-    this.authFailures = new Counter({
-      name: 'petstore_auth_failures_total',
-      help: 'Requests refused 401 by the API key check, by reason: missing, invalid or revoked key.',
-      labelNames: ['reason'],
-      registers,
-    });
-    for (const reason of ['missing', 'invalid', 'revoked']) this.authFailures.labels(reason).inc(0);
-    this.rateLimitRefusals = new Counter({
-      name: 'petstore_rate_limited_total',
-      help: 'Requests refused 429 by a rate limit, by limit: per_key or auth_failures.',
-      labelNames: ['limit'],
-      registers,
-    });
-    for (const limit of ['per_key', 'auth_failures']) this.rateLimitRefusals.labels(limit).inc(0);
-    this.replays = new Counter({
-      name: 'petstore_idempotency_replays_total',
-      help: 'Creates answered with the stored response of an earlier request with the same Idempotency-Key.',
-      registers,
-    });
-    this.conflicts = new Counter({
-      name: 'petstore_idempotency_conflicts_total',
-      help: 'Creates refused over their Idempotency-Key: in_flight (409) or body_mismatch (422).',
-      labelNames: ['reason'],
-      registers,
-    });
-    for (const reason of ['in_flight', 'body_mismatch']) this.conflicts.labels(reason).inc(0);
-    const lookups = new Counter({
-      name: 'petstore_read_cache_lookups_total',
-      help: 'Lookups in the in-process read caches, by cache (pet: by id, page: full pages) and result.',
-      labelNames: ['cache', 'result'],
-      registers,
-    });
-    for (const cache of ['pet', 'page'])
-      for (const result of ['hit', 'miss']) lookups.labels(cache, result).inc(0);
-    this.cacheLookups = {
-      pet: { hit: lookups.labels('pet', 'hit'), miss: lookups.labels('pet', 'miss') },
-      page: { hit: lookups.labels('page', 'hit'), miss: lookups.labels('page', 'miss') },
-    };
-    this.queryErrors = new Counter({
-      name: 'db_client_query_errors_total',
-      help: 'Database queries that failed (constraint violations included), by database system.',
-      labelNames: ['db_system'],
-      registers,
-    });
-    new Gauge({
-      name: 'petstore_build_info',
-      help: 'The running build: 1, labelled with the service version and the Node.js version.',
-      labelNames: ['version', 'nodejs_version'],
-      registers,
-    }).set({ version: packageVersion(), nodejs_version: process.version }, 1);
-  }
-
-  override get enabled(): boolean {
-    return true;
-  }
-
-  /** The database the query errors are counted for, and the PostgreSQL pool to report on (none on SQLite). */
-  watchDatabase(system: string, pool?: () => PoolStats): void {
-    this.databaseSystem = system;
-    this.queryErrors.labels(system).inc(0);
-    if (pool) this.watchPool(pool);
-  }
-
-  private watchPool(pool: () => PoolStats): void {
-    const registers = [this.registry];
-    new Gauge({
-      name: 'db_client_connections',
-      help: 'PostgreSQL connections of this instance by state: idle or used.',
-      labelNames: ['state'],
-      registers,
-      collect() {
-        const stats = pool();
-        this.set({ state: 'idle' }, stats.idleCount);
-        this.set({ state: 'used' }, stats.totalCount - stats.idleCount);
-      },
-    });
-    new Gauge({
-      name: 'db_client_connections_max',
-      help: 'Most PostgreSQL connections this instance may open (DB_POOL_SIZE).',
-      registers,
-      collect() {
-        this.set(pool().max);
-      },
-    });
-    new Gauge({
-      name: 'db_client_connections_pending_requests',
-      help: 'Queries waiting for a free PostgreSQL connection.',
-      registers,
-      collect() {
-        this.set(pool().waitingCount);
-      },
-    });
-  }
-
-  requestStarted(): void {
-    this.inFlight.inc();
-  }
-
-  requestEnded(method: string, route: string, statusCode: number, seconds: number): void {
-    this.inFlight.dec();
-    const key = `${method} ${statusCode} ${route}`;
-    let observe = this.observers.get(key);
-    if (observe === undefined) {
-      const child = this.duration.labels(
-        KNOWN_METHODS.has(method) ? method : '_OTHER',
-        route,
-        String(statusCode),
-      );
-      observe = (value) => child.observe(value);
-      this.observers.set(key, observe);
-    }
-    observe(seconds);
-  }
-
-  override authFailure(reason: AuthFailureReason): void {
-    this.authFailures.labels(reason).inc();
-  }
-
-  override rateLimited(limit: RateLimitKind): void {
-    this.rateLimitRefusals.labels(limit).inc();
-  }
-
-  override idempotencyReplay(): void {
-    this.replays.inc();
-  }
-
-  override idempotencyConflict(reason: IdempotencyConflictReason): void {
-    this.conflicts.labels(reason).inc();
-  }
-
-  override readCache(cache: ReadCacheName, hit: boolean): void {
-    const counters = this.cacheLookups[cache];
-    (hit ? counters.hit : counters.miss).inc();
-  }
-
-  override queryError(): void {
-    this.queryErrors.labels(this.databaseSystem).inc();
-  }
+/**
+ * The Prometheus metrics, loaded only when they are on: prom-client and the default collectors
+ * stay out of the process otherwise (a smaller heap, a faster start).
+ */
+export function createPrometheusMetrics(): PrometheusMetrics {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { PrometheusMetrics } = require('./prometheus-metrics') as typeof import('./prometheus-metrics');
+  return new PrometheusMetrics();
 }

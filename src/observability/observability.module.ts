@@ -2,7 +2,7 @@ import { DynamicModule, Global, Module } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AppConfig } from '../config/app-config';
 import { httpMetrics } from './http-metrics';
-import { Metrics, PrometheusMetrics } from './metrics';
+import { createPrometheusMetrics, isPrometheus, Metrics } from './metrics';
 import { MetricsListener } from './metrics-listener';
 
 /**
@@ -16,7 +16,10 @@ export class ObservabilityModule {
     return {
       module: ObservabilityModule,
       providers: [
-        { provide: Metrics, useValue: config.metricsPort === null ? new Metrics() : new PrometheusMetrics() },
+        {
+          provide: Metrics,
+          useValue: config.metricsPort === null ? new Metrics() : createPrometheusMetrics(),
+        },
         MetricsListener,
       ],
       exports: [Metrics, MetricsListener],
@@ -27,5 +30,5 @@ export class ObservabilityModule {
 /** Times every request when metrics are on; does nothing otherwise. Called by setupApp. */
 export function useHttpMetrics(app: NestExpressApplication): void {
   const metrics = app.get(Metrics);
-  if (metrics instanceof PrometheusMetrics) app.use(httpMetrics(metrics));
+  if (isPrometheus(metrics)) app.use(httpMetrics(metrics));
 }

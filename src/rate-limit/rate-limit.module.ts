@@ -1,7 +1,6 @@
 import { once } from 'node:events';
 import { DynamicModule, Logger, Module } from '@nestjs/common';
 import { ThrottlerModule, ThrottlerModuleOptions, ThrottlerStorage } from '@nestjs/throttler';
-import { ThrottlerStorageRedisService } from '@nest-lab/throttler-storage-redis';
 import { PinoNestLogger } from '../common/logging/nest-logger';
 import { AppConfig } from '../config/app-config';
 import { RateLimitGuard } from './rate-limit.guard';
@@ -15,6 +14,10 @@ const REDIS_CONNECT_WAIT_MS = 2000;
  * waits for Redis to come back; the connection itself is retried at least once a second.
  */
 async function redisCounters(url: string, logger: PinoNestLogger): Promise<ThrottlerStorage> {
+  // Loaded only with REDIS_URL: without it the Redis client stays out of the process.
+  const { ThrottlerStorageRedisService } =
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    require('@nest-lab/throttler-storage-redis') as typeof import('@nest-lab/throttler-storage-redis');
   const store = new ThrottlerStorageRedisService(url, {
     maxRetriesPerRequest: 0,
     enableOfflineQueue: false,

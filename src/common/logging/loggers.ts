@@ -1,5 +1,4 @@
 import pino, { DestinationStream, Logger } from 'pino';
-import pretty from 'pino-pretty';
 import { AppConfig } from '../../config/app-config';
 import { REDACT_PATHS, REDACTED } from './redact';
 
@@ -13,6 +12,9 @@ export function createRootLogger(config: AppConfig, destination?: DestinationStr
     redact: { paths: REDACT_PATHS, censor: REDACTED },
   };
   if (destination === undefined && config.nodeEnv !== 'production') {
+    // Loaded only outside production, where it is used.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const pretty = require('pino-pretty') as typeof import('pino-pretty');
     return pino(
       options,
       pretty({
