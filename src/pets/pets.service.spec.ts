@@ -7,6 +7,13 @@ import { PetEntity } from './pet.entity';
 import { PetStatus } from './pet-status';
 import { PetsService } from './pets.service';
 
+// Reads by id go through the repository's findOneBy here; the SQL of `rowById` is tested on
+// real databases (row-by-id.spec.ts, and the e2e suites on SQLite and PostgreSQL).
+jest.mock('../database/row-by-id', () => ({
+  rowById: (repository: { findOneBy: (where: object) => Promise<unknown> }) => (id: number) =>
+    repository.findOneBy({ id }),
+}));
+
 type MockRepository = {
   find: jest.Mock;
   insert: jest.Mock;
