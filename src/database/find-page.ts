@@ -5,6 +5,7 @@ import { readWithRetry } from './outage';
 
 /** How a list is narrowed: the TypeORM condition, and the filter value its cursors record. */
 export interface PageFilter<E> {
+  /** Conditions on columns other than `id` (the page's position is the condition on `id`). */
   where: FindOptionsWhere<E>;
   /** The filter as one string (e.g. the status); a cursor given out under another is refused. */
   value: string | null;
@@ -14,7 +15,8 @@ export interface PageFilter<E> {
 
 /**
  * A page of rows in ascending id order (oldest first), from where `request.cursor` points (400
- * `validation_failed` if it is not one of this list's), with the next page's cursor when more
+ * `validation_failed` if it is no cursor given out by the service, or one of a list with another
+ * filter; the checksum does not tell collections apart), with the next page's cursor when more
  * rows match. Keyset pagination: a page costs the same however deep it is (the `id` primary
  * key, or an index on the filter columns plus `id`, serves it). One row more than asked says
  * whether more follow. A transient database failure is retried once (see `readWithRetry`).
@@ -24,6 +26,7 @@ export async function findPage<E extends ObjectLiteral & { id: number }>(
   request: { limit: number; cursor?: string },
   filter?: PageFilter<E>,
 ): Promise<Page<E>> {
+  if (filter && 'id' in filter.where) throw new Error('findPage: a filter must not constrain id');
   const afterId =
     request.cursor === undefined ? 0 : decodeCursor(request.cursor, filter?.value, filter?.name).afterId;
   const where = {

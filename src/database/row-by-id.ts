@@ -4,7 +4,8 @@ import { ObjectLiteral, Repository } from 'typeorm';
  * A reader of one row by its `id`, with one SELECT built once from the entity's metadata and
  * hydrated column by column as TypeORM hydrates (types and transformers): the row
  * `repository.findOneBy({ id })` gives, at about half its cost per call, which matters on a hot
- * path such as a cache miss of `getPet`.
+ * path such as a cache miss of `getPet`. For entities of plain columns only (no relations,
+ * embedded or hidden columns): others are refused when the reader is made.
  */
 export function rowById<E extends ObjectLiteral>(
   repository: Repository<E>,

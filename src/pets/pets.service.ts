@@ -32,7 +32,7 @@ export class PetsService {
   /** Concurrent creates are inserted together, one statement per group (docs/performance.md). */
   private readonly inserts = new GroupCommit<PendingCreate, PetEntity>((pets) => this.insert(pets));
 
-  /** A cache miss of `get`: one prepared SELECT (see `rowById`). */
+  /** A cache miss of `get`: one SELECT built once (see `rowById`). */
   private readonly petById: (id: number) => Promise<PetEntity | null>;
 
   constructor(

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, cpSync, mkdirSync, readdirSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -48,6 +48,7 @@ describe('generate:module', () => {
       expect(() => moduleNames('people', 'Person')).toThrow('--singular takes one lower-case word');
       expect(moduleNames('store-people', 'person').pascalSingular).toBe('StorePerson');
       expect(() => moduleNames('classes')).toThrow('"class" is a reserved word');
+      expect(() => moduleNames('ids')).toThrow('"id" is a reserved word');
       for (const bad of ['Orders', 'store_orders', '-orders', 'orders-', '1orders', 'store--orders', '']) {
         expect(() => moduleNames(bad)).toThrow('is not a module name');
       }
@@ -59,6 +60,7 @@ describe('generate:module', () => {
       render('class __Item__Entity in __items-kebab__', { __Item__: 'Order', '__items-kebab__': 'orders' }),
     ).toBe('class OrderEntity in orders');
     expect(() => render('__Unknown__', {})).toThrow('unknown template token __Unknown__');
+    expect(() => render('__proto__', {})).toThrow('unknown template token __proto__');
   });
 
   it('registers the module after the last import and before the marker', () => {
@@ -113,10 +115,21 @@ describe('generate:module', () => {
       );
     });
 
-    it('refuses a module that exists or a reserved name, and writes nothing', () => {
+    it('refuses a module whose folder, table or OpenAPI schema is taken, and writes nothing', () => {
+      mkdirSync(join(root, 'src', 'shop'));
+      writeFileSync(
+        join(root, 'src', 'shop', 'basket.entity.ts'),
+        "@Entity({ name: 'baskets' })\nclass A {}\n@ApiSchema({ name: 'NewItem' })\nclass B {}\n",
+      );
       expect(() => generateModule(root, moduleNames('pets'))).toThrow('src/pets exists');
-      expect(() => generateModule(root, moduleNames('docs', 'doc'))).toThrow('taken');
-      expect(readdirSync(join(root, 'src')).sort()).toEqual(['features.ts', 'pets']);
+      expect(() => generateModule(root, moduleNames('migrations'))).toThrow(
+        "the table migrations is TypeORM's own",
+      );
+      expect(() => generateModule(root, moduleNames('baskets'))).toThrow(
+        'the table baskets belongs to another module',
+      );
+      expect(() => generateModule(root, moduleNames('items'))).toThrow('the OpenAPI schema NewItem belongs');
+      expect(readdirSync(join(root, 'src')).sort()).toEqual(['features.ts', 'pets', 'shop']);
       expect(readFileSync(join(root, 'src', 'features.ts'), 'utf8')).toBe(
         readFileSync(join(ROOT, 'src', 'features.ts'), 'utf8'),
       );

@@ -16,18 +16,8 @@ export const FEATURES_MARKER = '  // generate:module adds new features above thi
 /** Lower-case words joined by single hyphens: the path segment, folder and table of a module. */
 const NAME_FORMAT = /^[a-z][a-z0-9]*(-[a-z][a-z0-9]*)*$/;
 
-/** Paths the service already answers outside its modules, and folders of src/ that are no module. */
-const RESERVED = new Set([
-  'docs',
-  'docs-json',
-  'docs-yaml',
-  'health',
-  'metrics',
-  'v1',
-  'common',
-  'config',
-  'cli',
-]);
+/** Tables no module may take: TypeORM's own record of the migrations that ran. */
+const RESERVED_TABLES = new Set(['migrations', 'typeorm_metadata']);
 
 /** Every spelling of a module's name the templates use, e.g. for `store-orders`. */
 export interface ModuleNames {
@@ -59,12 +49,16 @@ export function singularOf(word: string): string {
   return word;
 }
 
-/** Words the generated code cannot use as a variable name (the camel-case spellings become ones). */
+/**
+ * Words the generated code cannot use as a variable name (the camel-case spellings become ones):
+ * the language's reserved words, and `id`, the parameter of the service's `get`.
+ */
 const RESERVED_WORDS = new Set(
   (
     'break case catch class const continue debugger default delete do else enum export extends false ' +
     'finally for function if import in instanceof new null return super switch this throw true try ' +
-    'typeof var void while with yield let static implements interface package private protected public await'
+    'typeof var void while with yield let static implements interface package private protected public await ' +
+    'arguments eval id'
   ).split(' '),
 );
 
@@ -95,7 +89,10 @@ export function moduleNames(name: string, singular?: string): ModuleNames {
   const reserved = [words, singularWords]
     .map((parts) => parts.join(''))
     .find((word) => RESERVED_WORDS.has(word));
-  if (reserved) throw new Error(`"${reserved}" is a reserved word in TypeScript: choose another name`);
+  if (reserved)
+    throw new Error(
+      `"${reserved}" is a reserved word in TypeScript or the generated code: choose another name`,
+    );
   const pascal = (parts: string[]) => parts.map(capitalised).join('');
   const camel = (parts: string[]) => `${parts[0]}${pascal(parts.slice(1))}`;
   return {
@@ -135,9 +132,8 @@ export function templateTokens(names: ModuleNames, timestamp: number): Record<st
 /** `text` with every token replaced; a token the table does not know is an error, not left in. */
 export function render(text: string, tokens: Record<string, string>): string {
   return text.replace(/__[A-Za-z][A-Za-z_-]*?__/g, (token) => {
-    const value = tokens[token];
-    if (value === undefined) throw new Error(`unknown template token ${token}`);
-    return value;
+    if (!Object.hasOwn(tokens, token)) throw new Error(`unknown template token ${token}`);
+    return tokens[token];
   });
 }
 
@@ -171,12 +167,42 @@ function templateFiles(folder: string): string[] {
   );
 }
 
+/** Every `.ts` file below `folder` (node_modules aside). */
+function sourceFiles(folder: string): string[] {
+  return readdirSync(folder, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory()
+      ? entry.name === 'node_modules'
+        ? []
+        : sourceFiles(join(folder, entry.name))
+      : entry.name.endsWith('.ts')
+        ? [join(folder, entry.name)]
+        : [],
+  );
+}
+
+/**
+ * Why `names` cannot be used in the project at `root`, or undefined: its folder exists, or its
+ * table, or one of its OpenAPI schemas (`Order`, `NewOrder`) already belongs to another module.
+ */
+export function nameTaken(root: string, names: ModuleNames): string | undefined {
+  if (existsSync(join(root, 'src', names.kebabPlural))) return `src/${names.kebabPlural} exists`;
+  if (RESERVED_TABLES.has(names.table)) return `the table ${names.table} is TypeORM's own`;
+  const sources = sourceFiles(join(root, 'src')).map((file) => readFileSync(file, 'utf8'));
+  const declared = (pattern: RegExp) =>
+    sources.flatMap((text) => [...text.matchAll(pattern)].map((m) => m[1]));
+  const tables = declared(/@Entity\(\{\s*name:\s*'([^']+)'/g);
+  if (tables.includes(names.table)) return `the table ${names.table} belongs to another module`;
+  const schemas = declared(/@ApiSchema\(\{\s*name:\s*'([^']+)'/g);
+  const clash = [names.pascalSingular, `New${names.pascalSingular}`].find((schema) =>
+    schemas.includes(schema),
+  );
+  return clash && `the OpenAPI schema ${clash} belongs to another module`;
+}
+
 /** Writes the module into the project at `root`; returns the files written (relative to root). */
 export function generateModule(root: string, names: ModuleNames, timestamp = Date.now()): string[] {
-  const srcFolders = readdirSync(join(root, 'src'));
-  if (RESERVED.has(names.kebabPlural) || srcFolders.includes(names.kebabPlural)) {
-    throw new Error(`src/${names.kebabPlural} exists or the name is taken: choose another name`);
-  }
+  const taken = nameTaken(root, names);
+  if (taken) throw new Error(`${taken}: choose another name`);
   const tokens = templateTokens(names, timestamp);
   const targets: [template: string, target: string][] = [
     ...templateFiles(join(TEMPLATES, 'module')).map((file): [string, string] => [
@@ -188,9 +214,10 @@ export function generateModule(root: string, names: ModuleNames, timestamp = Dat
       join(root, 'test', render(file, tokens).replace(/\.tpl$/, '')),
     ]),
   ];
-  const taken = targets.filter(([, target]) => existsSync(target));
-  if (taken.length > 0)
-    throw new Error(`would overwrite ${taken.map(([, t]) => relative(root, t)).join(', ')}`);
+  const existing = targets.filter(([, target]) => existsSync(target));
+  if (existing.length > 0) {
+    throw new Error(`would overwrite ${existing.map(([, target]) => relative(root, target)).join(', ')}`);
+  }
 
   const features = join(root, 'src', 'features.ts');
   const registered = registerFeature(readFileSync(features, 'utf8'), names);
@@ -204,6 +231,9 @@ export function generateModule(root: string, names: ModuleNames, timestamp = Dat
 
 function main(argv: string[]): void {
   const args = [...argv];
+  const unknown = args.filter((arg) => arg.startsWith('--') && arg !== '--no-build' && arg !== '--singular');
+  if (unknown.length > 0)
+    throw new Error(`unknown option ${unknown.join(', ')} (options: --singular <word>, --no-build)`);
   const build = !args.includes('--no-build');
   const singularAt = args.indexOf('--singular');
   const singular = singularAt >= 0 ? args.splice(singularAt, 2)[1] : undefined;
@@ -223,7 +253,16 @@ function main(argv: string[]): void {
     execFileSync(command, commandArgs, { cwd: ROOT, stdio: 'inherit' });
   run(join(ROOT, 'node_modules', '.bin', 'prettier'), ['--write', '--log-level', 'warn', ...written]);
   console.log(`Wrote:\n${written.map((file) => `  ${file}`).join('\n')}`);
-  if (build) run('npm', ['run', '-s', 'openapi:export']);
+  if (build) {
+    try {
+      run('npm', ['run', '-s', 'openapi:export']);
+    } catch {
+      throw new Error(
+        'the build or the export failed (above). The files listed are written and registered: fix ' +
+          `them and run \`npm run openapi:export\`, or delete them and undo src/features.ts to start again`,
+      );
+    }
+  }
   console.log(
     `\nThe ${names.nounPlural} module answers at /v1/${names.kebabPlural}. Next: add its columns ` +
       `(entity, a migration, DTOs; docs/extending.md), then \`npm run migration:check\` and ` +

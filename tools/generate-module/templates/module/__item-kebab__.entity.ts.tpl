@@ -2,7 +2,7 @@ import { Column, Entity } from 'typeorm';
 import { IdColumn } from '../database/dialect';
 
 /**
- * A __noun__ as stored: one row of the `__items_table__` table. Every column, CHECK and index
+ * One row of the `__items_table__` table, __a_noun__ as stored. Every column, CHECK and index
  * declared here must match what the migrations create: `npm run migration:check` compares them.
  */
 @Entity({ name: '__items_table__' })

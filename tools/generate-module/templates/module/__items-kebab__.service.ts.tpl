@@ -20,7 +20,7 @@ export class __Items__Service {
   }
 
   /**
-   * Adds a __noun__; resolves once the row is committed. `inTransaction` (an idempotent
+   * Adds __a_noun__; resolves once the row is committed. `inTransaction` (an idempotent
    * create's record of its answer) commits with it where the database allows (see `insertOne`).
    */
   create(new__Item__: New__Item__Dto, inTransaction?: WithCreated<__Item__Entity>): Promise<__Item__Entity> {

@@ -3,7 +3,7 @@ import { MAX_EXACT_INTEGER } from '../../common/validation/int64';
 import { __Item__Entity } from '../__item-kebab__.entity';
 import { DESCRIPTION_MAX_LENGTH, NAME_MAX_LENGTH } from './new-__item-kebab__.dto';
 
-/** A __noun__: a New__Item__ plus the identifier the service assigned. */
+/** What the service answers: a New__Item__ plus the identifier the service assigned. */
 @ApiSchema({ name: '__Item__' })
 export class __Item__Dto {
   /**

@@ -6,8 +6,9 @@ export const NAME_MAX_LENGTH = 255;
 export const DESCRIPTION_MAX_LENGTH = 1000;
 
 /**
- * A __noun__ to add. Every property needs a class-validator rule: a property without one is
- * refused as unknown (400), as is any property not declared here (`id` included).
+ * What a client sends to add __a_noun__. Every property needs a class-validator rule: a
+ * property without one is refused as unknown (400), as is any property not declared here
+ * (`id` included).
  */
 @ApiSchema({ name: 'New__Item__' })
 export class New__Item__Dto {
