@@ -1,7 +1,8 @@
 import { PetCache } from './pet-cache';
 import { PetEntity } from './pet.entity';
 import { PetStatus } from './pet-status';
-import type { PetPage, PetQuery } from './pet-page';
+import type { Page } from '../common/pagination/page';
+import type { PetQuery } from './pet-page';
 
 function pet(id: number, status: PetStatus | null = null): PetEntity {
   return { id, name: `Pet ${id}`, categoryId: 1, status };
@@ -12,8 +13,8 @@ function pets(count: number, status: PetStatus | null = null): PetEntity[] {
 }
 
 /** A page that more animals follow: full, and never to change. */
-function full(animals: PetEntity[]): PetPage {
-  return { pets: animals, hasMore: true };
+function full(animals: PetEntity[]): Page<PetEntity> {
+  return { items: animals, nextCursor: 'next' };
 }
 
 describe('PetCache', () => {
@@ -49,9 +50,9 @@ describe('PetCache', () => {
     });
 
     it('never keeps a last page, even a full one: the next animal created would belong in it or after it', () => {
-      cache.putPage({ limit: 3 }, { pets: pets(2), hasMore: false }, cache.generation);
-      cache.putPage({ limit: 2 }, { pets: pets(2), hasMore: false }, cache.generation);
-      cache.putPage({ limit: 3, status: PetStatus.sold }, { pets: [], hasMore: false }, cache.generation);
+      cache.putPage({ limit: 3 }, { items: pets(2) }, cache.generation);
+      cache.putPage({ limit: 2 }, { items: pets(2) }, cache.generation);
+      cache.putPage({ limit: 3, status: PetStatus.sold }, { items: [] }, cache.generation);
 
       expect(cache.page({ limit: 3 })).toBeUndefined();
       expect(cache.page({ limit: 2 })).toBeUndefined();

@@ -2,7 +2,8 @@ import { LRUCache } from 'lru-cache';
 import { DEFAULT_PET_CACHE_SIZE } from '../config/app-config';
 import { Metrics } from '../observability/metrics';
 import { PetEntity } from './pet.entity';
-import type { PetPage, PetQuery } from './pet-page';
+import type { Page } from '../common/pagination/page';
+import type { PetQuery } from './pet-page';
 
 /** Full pages kept (each at most 100 animals, shared with the by-id entries where both hold one). */
 export const MAX_CACHED_PAGES = 1000;
@@ -33,7 +34,7 @@ function lruOrNothing<K extends number | string, V extends object>(max: number):
  */
 export class PetCache {
   private readonly pets: LRUCache<number, PetEntity> | undefined;
-  private readonly pages: LRUCache<string, PetPage> | undefined;
+  private readonly pages: LRUCache<string, Page<PetEntity>> | undefined;
   private currentGeneration = 0;
 
   /** `maxPets` 0 keeps nothing at all (no animals, no pages). Lookups are counted in `metrics`. */
@@ -62,7 +63,7 @@ export class PetCache {
     if (generation === this.currentGeneration) this.pets?.set(pet.id, pet);
   }
 
-  page(query: PetQuery): PetPage | undefined {
+  page(query: PetQuery): Page<PetEntity> | undefined {
     const page = this.pages?.get(pageKey(query));
     this.metrics.readCache('page', page !== undefined);
     return page;
@@ -72,8 +73,8 @@ export class PetCache {
    * Keeps a page read at `generation` if more animals follow it: such a page is full and can
    * never change (nor can its "more follow"). A last page may still grow, so it is not kept.
    */
-  putPage(query: PetQuery, page: PetPage, generation: number): void {
-    if (page.hasMore && generation === this.currentGeneration) {
+  putPage(query: PetQuery, page: Page<PetEntity>, generation: number): void {
+    if (page.nextCursor !== undefined && generation === this.currentGeneration) {
       this.pages?.set(pageKey(query), page);
     }
   }

@@ -1,4 +1,3 @@
-import { PetEntity } from './pet.entity';
 import { PetStatus } from './pet-status';
 
 /** What a list asks for: a page size, a status filter, and where the page starts. */
@@ -7,11 +6,4 @@ export interface PetQuery {
   status?: PetStatus;
   /** Start after this id (keyset pagination); 0 for the first page. */
   afterId?: number;
-}
-
-/** A page of animals, and whether more follow it. */
-export interface PetPage {
-  pets: readonly PetEntity[];
-  /** Whether animals matching the query come after this page. */
-  hasMore: boolean;
 }

@@ -1,17 +1,18 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { InsertResult, MoreThan, Repository } from 'typeorm';
+import { InsertResult, Repository } from 'typeorm';
 import { ApiException } from '../common/errors/api-exception';
-import { decodeCursor, encodeCursor } from '../common/pagination/cursor';
+import { decodeCursor } from '../common/pagination/cursor';
 import { Page } from '../common/pagination/page';
 import { GroupCommit } from '../database/group-commit';
 import type { WithCreated } from '../database/insert-one';
+import { findPageAfter } from '../database/find-page';
 import { readWithRetry } from '../database/outage';
 import { rowById } from '../database/row-by-id';
 import { NewPetDto } from './dto/new-pet.dto';
 import { PetCache } from './pet-cache';
 import { ListPetsQueryDto } from './dto/list-pets-query.dto';
-import { PetPage, PetQuery } from './pet-page';
+import { PetQuery } from './pet-page';
 import { PetEntity } from './pet.entity';
 
 type NewPetRow = Omit<PetEntity, 'id'>;
@@ -44,36 +45,18 @@ export class PetsService {
 
   /**
    * A page of animals in ascending id order (oldest first), from where `cursor` points (400 if it
-   * is not one of this list's), with the cursor of the next page when more animals match.
+   * is not one of this list's), with the cursor of the next page when more animals match. Full
+   * pages are answered from the cache, next cursor included.
    */
   async list(request: ListPetsQueryDto): Promise<Page<PetEntity>> {
     const status = request.status;
-    const after = request.cursor === undefined ? undefined : decodeCursor(request.cursor, status, 'status');
-    const page = await this.page({ limit: request.limit, status, afterId: after?.afterId });
-    if (!page.hasMore) return { items: page.pets };
-    const last = page.pets[page.pets.length - 1];
-    return { items: page.pets, nextCursor: encodeCursor({ afterId: last.id, filter: status ?? null }) };
-  }
-
-  /**
-   * Animals in ascending id order after `afterId`: keyset pagination, so a page costs the same
-   * however deep it is. One row more than asked says whether more follow.
-   */
-  private async page(query: PetQuery): Promise<PetPage> {
+    const afterId = request.cursor === undefined ? 0 : decodeCursor(request.cursor, status, 'status').afterId;
+    const query: PetQuery = { limit: request.limit, status, afterId };
     const cached = this.cache.page(query);
     if (cached) return cached;
     const generation = this.cache.generation;
-    const rows = await readWithRetry(() =>
-      this.pets.find({
-        where: {
-          ...(query.status ? { status: query.status } : {}),
-          ...(query.afterId ? { id: MoreThan(query.afterId) } : {}),
-        },
-        order: { id: 'ASC' },
-        take: query.limit + 1,
-      }),
-    );
-    const page = { pets: rows.slice(0, query.limit), hasMore: rows.length > query.limit };
+    const filter = status && { where: { status }, value: status, name: 'status' };
+    const page = await findPageAfter(this.pets, request.limit, afterId, filter);
     this.cache.putPage(query, page, generation);
     return page;
   }
