@@ -17,9 +17,9 @@ export interface PageFilter<E> {
  * A page of rows in ascending id order (oldest first), from where `request.cursor` points (400
  * `validation_failed` if it is no cursor given out by the service, or one of a list with another
  * filter; the checksum does not tell collections apart), with the next page's cursor when more
- * rows match. See `findPageAfter`.
+ * rows match (a refused cursor is a rejection, like any other failure). See `findPageAfter`.
  */
-export function findPage<E extends ObjectLiteral & { id: number }>(
+export async function findPage<E extends ObjectLiteral & { id: number }>(
   repository: Repository<E>,
   request: { limit: number; cursor?: string },
   filter?: PageFilter<E>,
