@@ -105,6 +105,22 @@ describe('Pets API (e2e, in-memory SQLite)', () => {
       expect(one.headers.allow).toBe('GET, HEAD');
     });
 
+    it.each(['/v1/pets?limit=2', '/v1/pets/1'])(
+      'HEAD %s answers the headers of GET, Content-Length included, and no body',
+      async (path) => {
+        await create({ name: 'Headed', categoryId: 3 });
+        const get = await request(http).get(path).set(AUTH);
+        const head = await request(http).head(path).set(AUTH);
+        expect(get.status).toBe(200);
+        expect(head.status).toBe(200);
+        expect(head.text ?? '').toBe('');
+        expect(head.headers['content-length']).toBe(String(Buffer.byteLength(get.text)));
+        const { date: _getDate, 'x-request-id': _getId, ...getHeaders } = get.headers;
+        const { date: _headDate, 'x-request-id': _headId, ...headHeaders } = head.headers;
+        expect(headHeaders).toEqual(getHeaders);
+      },
+    );
+
     it('sets secure headers and hides the framework', async () => {
       const res = await request(http).get('/v1/pets').set(AUTH);
       expect(res.headers['x-powered-by']).toBeUndefined();

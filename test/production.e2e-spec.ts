@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
+import { Agent, request as httpRequest } from 'node:http';
 import { AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import request from 'supertest';
@@ -14,7 +14,8 @@ interface Reply {
 
 /**
  * A create whose body is sent in two halves: the headers and the first half now, the rest
- * when `finish` is called. Until then the request is in flight on the server.
+ * when `finish` is called. Until then the request is in flight on the server. Each goes on its
+ * own keep-alive connection, so a `Connection: close` in the answer is the server's choice.
  */
 function slowCreate(url: string, name: string): { finish: () => void; reply: Promise<Reply> } {
   const body = JSON.stringify({ name, categoryId: 9, status: 'pending' });
@@ -23,7 +24,7 @@ function slowCreate(url: string, name: string): { finish: () => void; reply: Pro
   const reply = new Promise<Reply>((resolve, reject) => {
     const req = httpRequest(`${url}/v1/pets`, {
       method: 'POST',
-      agent: false,
+      agent: new Agent({ keepAlive: true, maxSockets: 1 }),
       headers: { ...AUTH, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) },
     });
     req.on('error', reject);

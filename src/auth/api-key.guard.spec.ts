@@ -192,6 +192,7 @@ describe('ApiKeyGuard', () => {
     const keys = new ApiKeyStore([KEY]);
     const isValid = jest.spyOn(keys, 'isValid');
     const isValidDigest = jest.spyOn(keys, 'isValidDigest');
+    const ownerOf = jest.spyOn(keys, 'ownerOf');
     const publicGuard = new ApiKeyGuard(
       new Reflector(),
       keys,
@@ -204,6 +205,7 @@ describe('ApiKeyGuard', () => {
     ).resolves.toBe(true);
     expect(isValid).not.toHaveBeenCalled();
     expect(isValidDigest).not.toHaveBeenCalled();
+    expect(ownerOf).not.toHaveBeenCalled();
     expect(storedKeys.verifyDigest).not.toHaveBeenCalled();
   });
 

@@ -35,12 +35,11 @@ export class ApiKeyGuard implements CanActivate {
     @Optional() private readonly metrics: Metrics = new Metrics(),
   ) {}
 
+  /** Whether a handler is `@Public()`, read from its metadata once per handler. */
+  private readonly publicHandlers = new WeakMap<object, boolean>();
+
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const isPublic = this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [
-      context.getHandler(),
-      context.getClass(),
-    ]);
-    if (isPublic) return true;
+    if (this.isPublic(context)) return true;
 
     const request = context.switchToHttp().getRequest<Request>();
     const header = request.headers.authorization;
@@ -48,11 +47,12 @@ export class ApiKeyGuard implements CanActivate {
     let verdict: KeyVerdict = 'unknown';
     if (token !== undefined) {
       const keyDigest = digest(token);
-      const owner = keyDigest.toString('hex');
-      if (this.configuredKeys.isValidDigest(keyDigest)) {
-        setCaller(request, { owner });
+      const configuredOwner = this.configuredKeys.ownerOf(keyDigest);
+      if (configuredOwner !== undefined) {
+        setCaller(request, { owner: configuredOwner });
         return true;
       }
+      const owner = keyDigest.toString('hex');
       if (!this.storedKeys.isKnown(owner)) await this.withinBudget(request);
       verdict = await this.storedKeys.verifyDigest(owner);
       if (verdict === 'valid') {
@@ -76,6 +76,18 @@ export class ApiKeyGuard implements CanActivate {
     throw new ApiException('unauthorized', 'The API key is not valid.', undefined, {
       'WWW-Authenticate': INVALID_TOKEN_CHALLENGE,
     });
+  }
+
+  private isPublic(context: ExecutionContext): boolean {
+    const handler = context.getHandler();
+    let isPublic = this.publicHandlers.get(handler);
+    if (isPublic === undefined) {
+      isPublic =
+        this.reflector.getAllAndOverride<boolean | undefined>(IS_PUBLIC, [handler, context.getClass()]) ===
+        true;
+      this.publicHandlers.set(handler, isPublic);
+    }
+    return isPublic;
   }
 
   /** Refuses the request (429) when its address has spent the budget of requests without a valid key. */

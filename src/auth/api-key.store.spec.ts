@@ -1,4 +1,5 @@
-import { ApiKeyStore } from './api-key.store';
+import { createHash } from 'node:crypto';
+import { ApiKeyStore, digest } from './api-key.store';
 
 describe('ApiKeyStore', () => {
   const first = 'first-key-0123456789abcdef';
@@ -28,6 +29,20 @@ describe('ApiKeyStore', () => {
     expect(store.size).toBe(0);
     expect(store.isValid('')).toBe(false);
     expect(store.isValid(first)).toBe(false);
+  });
+
+  it('digests a key with SHA-256', () => {
+    expect(digest(first)).toEqual(createHash('sha256').update(first, 'utf8').digest());
+    expect(digest('clé ünïcode')).toEqual(createHash('sha256').update('clé ünïcode', 'utf8').digest());
+  });
+
+  it("names the matching key's owner: the hex SHA-256 digest of that key", () => {
+    const store = new ApiKeyStore([first, second]);
+    const hex = (key: string) => createHash('sha256').update(key).digest('hex');
+
+    expect(store.ownerOf(digest(first))).toBe(hex(first));
+    expect(store.ownerOf(digest(second))).toBe(hex(second));
+    expect(store.ownerOf(digest('unknown-key-0123456789abcdef'))).toBeUndefined();
   });
 
   it('does not keep the keys in clear', () => {

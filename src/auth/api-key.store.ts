@@ -1,8 +1,9 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 
 /** The SHA-256 digest of a key: what is compared, counted and looked up instead of the key. */
 export function digest(value: string): Buffer {
-  return createHash('sha256').update(value, 'utf8').digest();
+  // One call into OpenSSL: no Hash stream object per request.
+  return hash('sha256', value, 'buffer');
 }
 
 /**
@@ -12,9 +13,12 @@ export function digest(value: string): Buffer {
  */
 export class ApiKeyStore {
   private readonly digests: Buffer[];
+  /** Each digest in hex, the owner recorded for its key (computed once, not per request). */
+  private readonly owners: string[];
 
   constructor(keys: Iterable<string>) {
     this.digests = [...keys].map(digest);
+    this.owners = this.digests.map((stored) => stored.toString('hex'));
   }
 
   get size(): number {
@@ -27,10 +31,18 @@ export class ApiKeyStore {
 
   /** `isValid` for a key whose digest the caller already has. */
   isValidDigest(candidate: Buffer): boolean {
-    let valid = false;
-    for (const stored of this.digests) {
-      valid = timingSafeEqual(candidate, stored) || valid;
+    return this.ownerOf(candidate) !== undefined;
+  }
+
+  /**
+   * The hex digest of the configured key with this digest, or undefined: every stored digest is
+   * compared, in constant time, whether or not an earlier one matched.
+   */
+  ownerOf(candidate: Buffer): string | undefined {
+    let match = -1;
+    for (let index = 0; index < this.digests.length; index++) {
+      if (timingSafeEqual(candidate, this.digests[index])) match = index;
     }
-    return valid;
+    return match === -1 ? undefined : this.owners[match];
   }
 }

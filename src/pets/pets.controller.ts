@@ -1,6 +1,7 @@
 import { Body, Controller, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiCreatedResponse, ApiHeader, ApiOkResponse } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
+import { JsonTexts, sendJsonText } from '../common/http/json-answer';
 import { locationHeaderDocs } from '../common/http/resource-location';
 import { ApiResource } from '../common/openapi/api-resource.decorator';
 import { nextLinkHeaderDocs, setNextLink } from '../common/pagination/next-link';
@@ -14,19 +15,13 @@ import { PetDto } from './dto/pet.dto';
 import { PetEntity } from './pet.entity';
 import { PetsService } from './pets.service';
 
-/** What `res.json` sends, charset included (Express adds it to any string body). */
-const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
-
 // Summaries, descriptions and `deprecated` come from the doc comments (the @nestjs/swagger
 // plugin); the decorators say what it cannot infer: response descriptions, headers, errors.
 @ApiResource('Pets', 'The animals of the catalogue.')
 @Controller('pets')
 export class PetsController {
-  /**
-   * JSON answers of what the service hands out again (its cached pages and animals), serialised
-   * once: keyed by the cached object, so uncached results leave nothing behind.
-   */
-  private readonly answers = new WeakMap<object, string>();
+  /** The answers of what the service hands out again (its cached pages and animals). */
+  private readonly answers = new JsonTexts();
 
   constructor(
     private readonly pets: PetsService,
@@ -48,13 +43,11 @@ export class PetsController {
     headers: nextLinkHeaderDocs('pets', 'animals', ['status']),
   })
   @ApiErrors([400, 401, 429, 500, 503])
-  async listPets(
-    @Query() query: ListPetsQueryDto,
-    @Res({ passthrough: true }) res: Response,
-  ): Promise<PetDto[]> {
+  async listPets(@Query() query: ListPetsQueryDto, @Res() res: Response): Promise<void> {
     const page = await this.pets.list(query);
     setNextLink(res, 'pets', { limit: query.limit, status: query.status }, page.nextCursor);
-    return this.json(res, page.items, () => page.items.map((pet) => PetDto.fromEntity(pet)));
+    const body = this.answers.of(page.items, () => page.items.map((pet) => PetDto.fromEntity(pet)));
+    sendJsonText(res, 200, body);
   }
 
   /**
@@ -99,23 +92,13 @@ export class PetsController {
   @ApiErrors([400, 401, 404, 429, 500, 503], { headers: DEPRECATION_HEADER_DOCS })
   async getPet(
     @Param('petId', new IdPipe('petId', 'animal')) petId: number,
-    @Res({ passthrough: true }) res: Response,
-  ): Promise<PetDto> {
+    @Res() res: Response,
+  ): Promise<void> {
     const pet = await this.pets.get(petId);
-    return this.json(res, pet, () => PetDto.fromEntity(pet));
-  }
-
-  /**
-   * The JSON text of `body()`, serialised once per `source` object: the same bytes and
-   * Content-Type that `res.json` would send. Typed as the body, which is what the client gets.
-   */
-  private json<T>(res: Response, source: object, body: () => T): T {
-    let text = this.answers.get(source);
-    if (text === undefined) {
-      text = JSON.stringify(body());
-      this.answers.set(source, text);
-    }
-    res.setHeader('Content-Type', JSON_CONTENT_TYPE);
-    return text as unknown as T;
+    sendJsonText(
+      res,
+      200,
+      this.answers.of(pet, () => PetDto.fromEntity(pet)),
+    );
   }
 }
