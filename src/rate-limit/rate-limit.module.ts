@@ -5,6 +5,7 @@ import { PinoNestLogger } from '../common/logging/nest-logger';
 import { AppConfig } from '../config/app-config';
 import { RateLimitGuard } from './rate-limit.guard';
 import { ResilientStorage } from './resilient-storage';
+import { WindowCounters } from './window-counters';
 
 const REDIS_CONNECT_WAIT_MS = 2000;
 
@@ -43,7 +44,8 @@ async function redisCounters(url: string, logger: PinoNestLogger): Promise<Throt
 /**
  * Rate limits per API key with @nestjs/throttler. With REDIS_URL the counters live in Redis,
  * shared by every instance (atomic Lua INCR, no database write per request); without it they
- * live in this process, which is right for the embedded single-instance setup.
+ * live in this process (WindowCounters, counting the same way), which is right for the
+ * embedded single-instance setup.
  */
 @Module({})
 export class RateLimitModule {
@@ -60,7 +62,9 @@ export class RateLimitModule {
           inject: [PinoNestLogger],
           useFactory: async (nestLogger: PinoNestLogger): Promise<ThrottlerModuleOptions> => ({
             throttlers: [{ name: 'default', ttl: 60_000, limit: config.rateLimitPerMinute }],
-            storage: config.redisUrl ? await redisCounters(config.redisUrl, nestLogger) : undefined,
+            storage: config.redisUrl
+              ? await redisCounters(config.redisUrl, nestLogger)
+              : new WindowCounters(),
             setHeaders: false,
           }),
         }),

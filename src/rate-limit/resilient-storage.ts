@@ -1,7 +1,8 @@
 import { Logger, LoggerService, OnModuleDestroy } from '@nestjs/common';
-import { ThrottlerStorage, ThrottlerStorageService } from '@nestjs/throttler';
+import { ThrottlerStorage } from '@nestjs/throttler';
 import { ThrottlerStorageRecord } from '@nestjs/throttler/dist/throttler-storage-record.interface';
 import { SharedOrLocal } from '../common/resilience/shared-or-local';
+import { WindowCounters } from './window-counters';
 
 /**
  * Wraps the shared counter store (Redis) of the per-key limit so that its outage neither takes
@@ -16,7 +17,7 @@ export class ResilientStorage implements ThrottlerStorage, OnModuleDestroy {
     /** The app's logger, given here because the store is made (and may warn) before Nest's logger is set. */
     logger: Pick<LoggerService, 'warn' | 'log'> = new Logger(),
     timeoutMs = 250,
-    private readonly local = new ThrottlerStorageService(),
+    private readonly local: ThrottlerStorage = new WindowCounters(),
     now: () => number = Date.now,
   ) {
     this.fallback = new SharedOrLocal('rate-limit store', 'RateLimit', logger, timeoutMs, now);
@@ -34,7 +35,6 @@ export class ResilientStorage implements ThrottlerStorage, OnModuleDestroy {
 
   /** Nest calls this on the storage provider: it closes the shared store's connection. */
   onModuleDestroy(): void {
-    this.local.onApplicationShutdown();
     void this.shared.onModuleDestroy?.();
   }
 
