@@ -1,9 +1,33 @@
-import { DataSource } from 'typeorm';
+import { Column, DataSource, Entity, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
 import { loadConfig } from '../config/app-config';
 import { PetEntity } from '../pets/pet.entity';
 import { PetStatus } from '../pets/pet-status';
 import { openDatabase } from './database.options';
 import { rowById } from './row-by-id';
+
+@Entity({ name: 'owners' })
+class Owner {
+  @PrimaryGeneratedColumn()
+  id!: number;
+}
+
+@Entity({ name: 'owned' })
+class Owned {
+  @PrimaryGeneratedColumn()
+  id!: number;
+
+  @Column({ type: 'varchar', select: false })
+  secret!: string;
+}
+
+@Entity({ name: 'belongings' })
+class Belonging {
+  @PrimaryGeneratedColumn()
+  id!: number;
+
+  @ManyToOne(() => Owner)
+  owner!: Owner;
+}
 
 describe('rowById (a real, migrated in-memory SQLite database)', () => {
   let dataSource: DataSource;
@@ -33,5 +57,22 @@ describe('rowById (a real, migrated in-memory SQLite database)', () => {
 
   it('gives null for an id no row has', async () => {
     await expect(rowById(dataSource.getRepository(PetEntity))(3)).resolves.toBeNull();
+  });
+
+  it('refuses an entity with relations or unselected columns, which findOneBy reads differently', async () => {
+    const other = new DataSource({
+      type: 'sqlite',
+      database: ':memory:',
+      entities: [Owner, Owned, Belonging],
+      synchronize: true,
+    });
+    await other.initialize();
+    try {
+      await expect(rowById(other.getRepository(Belonging))(1)).rejects.toThrow(/Belonging has relations/);
+      await expect(rowById(other.getRepository(Owned))(1)).rejects.toThrow(/Owned has relations/);
+      await expect(rowById(other.getRepository(Owner))(1)).resolves.toBeNull();
+    } finally {
+      await other.destroy();
+    }
   });
 });

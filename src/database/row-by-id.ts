@@ -5,7 +5,7 @@ import { ObjectLiteral, Repository } from 'typeorm';
  * hydrated column by column as TypeORM hydrates (types and transformers): the row
  * `repository.findOneBy({ id })` gives, at about half its cost per call, which matters on a hot
  * path such as a cache miss of `getPet`. For entities of plain columns only (no relations,
- * embedded or hidden columns): others are refused when the reader is made.
+ * embedded or unselected columns): others are refused at the first read.
  */
 export function rowById<E extends ObjectLiteral>(
   repository: Repository<E>,
@@ -14,6 +14,7 @@ export function rowById<E extends ObjectLiteral>(
   return async (id) => {
     const { driver } = repository.manager.connection;
     const { metadata } = repository;
+    // Built at the first read: the metadata exists once the database has been reached.
     sql ??= selectById(repository);
     const rows = await repository.query<Record<string, unknown>[]>(sql, [id]);
     if (rows.length === 0) return null;
@@ -31,6 +32,13 @@ export function rowById<E extends ObjectLiteral>(
 function selectById<E extends ObjectLiteral>(repository: Repository<E>): string {
   const { driver } = repository.manager.connection;
   const { metadata } = repository;
+  const notPlain =
+    metadata.relations.length > 0 ||
+    metadata.embeddeds.length > 0 ||
+    metadata.columns.some((column) => !column.isSelect || column.isVirtual);
+  if (notPlain) {
+    throw new Error(`rowById: ${metadata.name} has relations, embedded or unselected columns; use findOneBy`);
+  }
   const columns = metadata.columns.map((column) => driver.escape(column.databaseName)).join(', ');
   const table = metadata.tablePath
     .split('.')
