@@ -4,7 +4,6 @@ import { Test } from '@nestjs/testing';
 import { SkipThrottle, Throttle, ThrottlerModule } from '@nestjs/throttler';
 import request from 'supertest';
 import { Public } from '../auth/public.decorator';
-import { AllExceptionsFilter } from '../common/errors/all-exceptions.filter';
 import { RateLimitGuard } from './rate-limit.guard';
 import { WindowCounters } from './window-counters';
 
@@ -47,14 +46,9 @@ describe('RateLimitGuard (a Nest app with the module limit of 3 a minute)', () =
         }),
       ],
       controllers: [LimitedController],
-      providers: [
-        RateLimitGuard,
-        { provide: APP_GUARD, useExisting: RateLimitGuard },
-        { provide: 'APP_FILTER', useClass: AllExceptionsFilter },
-      ],
+      providers: [RateLimitGuard, { provide: APP_GUARD, useExisting: RateLimitGuard }],
     }).compile();
     app = moduleRef.createNestApplication({ logger: false });
-    app.useGlobalFilters(new AllExceptionsFilter());
     await app.init();
   });
 

@@ -37,10 +37,15 @@ export function levelOf(status: number, finished: boolean): Level {
  * writes one line when the exchange is over: method, route, url (key-like query values
  * redacted), status, duration and client address, under the request id (and, with tracing on,
  * the ids of the request's server span: `trace_id`, `span_id`). Headers and bodies are
- * never logged. The line is built only when its level is enabled, and written through the root
- * logger: no child logger and no async context per request (both measured: docs/performance.md).
+ * never logged. The line is built only when its level is enabled, and written through one logger
+ * made at start: no child logger and no async context per request (both measured:
+ * docs/performance.md).
  */
 export function requestLog(root: Logger): RequestHandler {
+  // The line's fields are the ones below and nothing else: none is a path the redaction
+  // censors (the url's key-like query values are redacted by redactUrl), so the line skips
+  // pino's redaction, which cost about a twentieth of a request with the log at `info`.
+  const lines = root.child({}, { redact: [] });
   return (req: Request, res: Response, next: NextFunction) => {
     const reqId = requestIdFor(req, res);
     (req as WithRequestId)[REQUEST_ID] = reqId;
@@ -49,11 +54,11 @@ export function requestLog(root: Logger): RequestHandler {
     res.once('close', () => {
       const finished = res.writableEnded;
       const level = levelOf(res.statusCode, finished);
-      if (!root.isLevelEnabled(level)) return;
+      if (!lines.isLevelEnabled(level)) return;
       const durationMs = Date.now() - started;
       const url = redactUrl(req.originalUrl ?? req.url);
       const span = serverSpanIdsOf(req);
-      root[level](
+      lines[level](
         {
           reqId,
           trace_id: span?.trace_id,
