@@ -188,6 +188,22 @@ describe('ApiKeyGuard', () => {
     await expect(guard.canActivate(contextFor('Basic abc', PublicController))).resolves.toBe(true);
   });
 
+  it('tells apart controllers that inherit one handler, only one of them @Public()', async () => {
+    class BaseController {
+      @Get()
+      handler(): void {}
+    }
+    @Public()
+    @Controller('open')
+    class OpenController extends BaseController {}
+    @Controller('closed')
+    class ClosedController extends BaseController {}
+
+    await expect(guard.canActivate(contextFor(undefined, OpenController))).resolves.toBe(true);
+    expect(describeError(await rejection(guard, contextFor(undefined, ClosedController)))).toEqual(MISSING);
+    await expect(guard.canActivate(contextFor(undefined, OpenController))).resolves.toBe(true);
+  });
+
   it('does not check keys on @Public() routes', async () => {
     const keys = new ApiKeyStore([KEY]);
     const isValid = jest.spyOn(keys, 'isValid');

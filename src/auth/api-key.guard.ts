@@ -35,8 +35,11 @@ export class ApiKeyGuard implements CanActivate {
     @Optional() private readonly metrics: Metrics = new Metrics(),
   ) {}
 
-  /** Whether a handler is `@Public()`, read from its metadata once per handler. */
-  private readonly publicHandlers = new WeakMap<object, boolean>();
+  /**
+   * Whether a route is `@Public()`, read from its metadata once per controller and handler (a
+   * handler inherited by several controllers may be public in one of them only).
+   */
+  private readonly publicRoutes = new WeakMap<object, WeakMap<object, boolean>>();
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     if (this.isPublic(context)) return true;
@@ -80,12 +83,17 @@ export class ApiKeyGuard implements CanActivate {
 
   private isPublic(context: ExecutionContext): boolean {
     const handler = context.getHandler();
-    let isPublic = this.publicHandlers.get(handler);
+    const controller = context.getClass();
+    let handlers = this.publicRoutes.get(controller);
+    if (handlers === undefined) {
+      handlers = new WeakMap();
+      this.publicRoutes.set(controller, handlers);
+    }
+    let isPublic = handlers.get(handler);
     if (isPublic === undefined) {
       isPublic =
-        this.reflector.getAllAndOverride<boolean | undefined>(IS_PUBLIC, [handler, context.getClass()]) ===
-        true;
-      this.publicHandlers.set(handler, isPublic);
+        this.reflector.getAllAndOverride<boolean | undefined>(IS_PUBLIC, [handler, controller]) === true;
+      handlers.set(handler, isPublic);
     }
     return isPublic;
   }

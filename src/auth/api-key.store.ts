@@ -1,9 +1,13 @@
-import { hash, timingSafeEqual } from 'node:crypto';
+import * as crypto from 'node:crypto';
+
+/** One call into OpenSSL (Node 20.12 and later): no Hash stream object per request. */
+const oneShotHash = crypto.hash as typeof crypto.hash | undefined;
 
 /** The SHA-256 digest of a key: what is compared, counted and looked up instead of the key. */
 export function digest(value: string): Buffer {
-  // One call into OpenSSL: no Hash stream object per request.
-  return hash('sha256', value, 'buffer');
+  return oneShotHash
+    ? oneShotHash('sha256', value, 'buffer')
+    : crypto.createHash('sha256').update(value, 'utf8').digest();
 }
 
 /**
@@ -41,7 +45,7 @@ export class ApiKeyStore {
   ownerOf(candidate: Buffer): string | undefined {
     let match = -1;
     for (let index = 0; index < this.digests.length; index++) {
-      if (timingSafeEqual(candidate, this.digests[index])) match = index;
+      if (crypto.timingSafeEqual(candidate, this.digests[index])) match = index;
     }
     return match === -1 ? undefined : this.owners[match];
   }
