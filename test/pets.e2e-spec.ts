@@ -121,6 +121,25 @@ describe('Pets API (e2e, in-memory SQLite)', () => {
       },
     );
 
+    it.each(['/v1/pets?limit=2', '/v1/pets/1'])(
+      'GET %s with If-None-Match: * is 304 without a body; with another tag or no-cache, 200',
+      async (path) => {
+        await create({ name: 'Conditional', categoryId: 3 });
+        const none = await request(http).get(path).set(AUTH).set('If-None-Match', '*');
+        expect(none.status).toBe(304);
+        expect(none.text ?? '').toBe('');
+        expect(none.headers['content-type']).toBeUndefined();
+        expect(none.headers['x-content-type-options']).toBe('nosniff');
+        const other = await request(http).get(path).set(AUTH).set('If-None-Match', '"abc"');
+        expect(other.status).toBe(200);
+        const reload = await request(http)
+          .get(path)
+          .set(AUTH)
+          .set({ 'If-None-Match': '*', 'Cache-Control': 'no-cache' });
+        expect(reload.status).toBe(200);
+      },
+    );
+
     it('sets secure headers and hides the framework', async () => {
       const res = await request(http).get('/v1/pets').set(AUTH);
       expect(res.headers['x-powered-by']).toBeUndefined();
