@@ -1,4 +1,4 @@
-import { Column, DataSource, Entity, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
+import { Column, DataSource, DeleteDateColumn, Entity, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
 import { loadConfig } from '../config/app-config';
 import { PetEntity } from '../pets/pet.entity';
 import { PetStatus } from '../pets/pet-status';
@@ -18,6 +18,15 @@ class Owned {
 
   @Column({ type: 'varchar', select: false })
   secret!: string;
+}
+
+@Entity({ name: 'archived' })
+class Archived {
+  @PrimaryGeneratedColumn()
+  id!: number;
+
+  @DeleteDateColumn()
+  deletedAt!: Date | null;
 }
 
 @Entity({ name: 'belongings' })
@@ -59,17 +68,20 @@ describe('rowById (a real, migrated in-memory SQLite database)', () => {
     await expect(rowById(dataSource.getRepository(PetEntity))(3)).resolves.toBeNull();
   });
 
-  it('refuses an entity with relations or unselected columns, which findOneBy reads differently', async () => {
+  it('refuses an entity with relations, unselected columns or soft delete, which findOneBy reads differently', async () => {
     const other = new DataSource({
       type: 'sqlite',
       database: ':memory:',
-      entities: [Owner, Owned, Belonging],
+      entities: [Owner, Owned, Archived, Belonging],
       synchronize: true,
     });
     await other.initialize();
     try {
-      await expect(rowById(other.getRepository(Belonging))(1)).rejects.toThrow(/Belonging has relations/);
-      await expect(rowById(other.getRepository(Owned))(1)).rejects.toThrow(/Owned has relations/);
+      for (const entity of [Belonging, Owned, Archived]) {
+        await expect(rowById(other.getRepository(entity))(1)).rejects.toThrow(
+          `rowById: ${entity.name} is not an entity of plain columns`,
+        );
+      }
       await expect(rowById(other.getRepository(Owner))(1)).resolves.toBeNull();
     } finally {
       await other.destroy();

@@ -5,7 +5,8 @@ import { ObjectLiteral, Repository } from 'typeorm';
  * hydrated column by column as TypeORM hydrates (types and transformers): the row
  * `repository.findOneBy({ id })` gives, at about half its cost per call, which matters on a hot
  * path such as a cache miss of `getPet`. For entities of plain columns only (no relations,
- * embedded or unselected columns): others are refused at the first read.
+ * embedded, virtual or unselected columns, soft delete or inheritance, and a primary key `id`):
+ * others are refused at the first read.
  */
 export function rowById<E extends ObjectLiteral>(
   repository: Repository<E>,
@@ -32,12 +33,20 @@ export function rowById<E extends ObjectLiteral>(
 function selectById<E extends ObjectLiteral>(repository: Repository<E>): string {
   const { driver } = repository.manager.connection;
   const { metadata } = repository;
+  const primary = metadata.primaryColumns;
   const notPlain =
     metadata.relations.length > 0 ||
     metadata.embeddeds.length > 0 ||
-    metadata.columns.some((column) => !column.isSelect || column.isVirtual);
+    metadata.deleteDateColumn !== undefined ||
+    metadata.discriminatorColumn !== undefined ||
+    primary.length !== 1 ||
+    primary[0].databaseName !== 'id' ||
+    metadata.columns.some((column) => !column.isSelect || column.isVirtual || column.isVirtualProperty);
   if (notPlain) {
-    throw new Error(`rowById: ${metadata.name} has relations, embedded or unselected columns; use findOneBy`);
+    throw new Error(
+      `rowById: ${metadata.name} is not an entity of plain columns with an id (it has relations, ` +
+        'embedded, virtual or unselected columns, soft delete, inheritance or another key); use findOneBy',
+    );
   }
   const columns = metadata.columns.map((column) => driver.escape(column.databaseName)).join(', ');
   const table = metadata.tablePath
