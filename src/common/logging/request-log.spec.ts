@@ -4,6 +4,7 @@ import { request as httpRequest } from 'node:http';
 import express from 'express';
 import pino from 'pino';
 import request from 'supertest';
+import { REDACT_PATHS } from './redact';
 import { levelOf, requestIdOf, requestLog } from './request-log';
 
 type Line = Record<string, unknown>;
@@ -49,6 +50,25 @@ describe('levelOf', () => {
 });
 
 describe('requestLog', () => {
+  it('writes lines that hold nothing the redaction censors, which they skip', async () => {
+    const { app, lines } = appWithLog();
+    await request(app)
+      .get('/pets/7?api_key=secret-value&token=t0k3n')
+      .set('Authorization', 'Bearer pet_secret-0123456789abcdef')
+      .set('Cookie', 'session=abc');
+    await settle();
+
+    expect(lines).toHaveLength(1);
+    const censored = new Set(REDACT_PATHS.map((path) => path.replace(/^\*\./, '').split(/[.[]/)[0]));
+    for (const [field, value] of Object.entries(lines[0])) {
+      expect(censored.has(field)).toBe(false);
+      expect(typeof value === 'object' && value !== null).toBe(false); // no nested records
+    }
+    const text = JSON.stringify(lines[0]);
+    for (const secret of ['secret-value', 't0k3n', 'pet_secret', 'session=abc'])
+      expect(text).not.toContain(secret);
+  });
+
   it('writes one line per request under its id, the id echoed in X-Request-Id', async () => {
     const { app, lines } = appWithLog();
     const res = await request(app).get('/pets/7?limit=5').set('X-Request-Id', 'trace-1');
