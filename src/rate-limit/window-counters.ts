@@ -15,8 +15,9 @@ interface Counter {
  * and without `REDIS_URL`. Over the limit, a key is refused for `blockDuration`.
  *
  * Constant work per request. @nestjs/throttler's own in-memory store keeps one timestamp per
- * hit and filters them all on every request: its cost grows with the limit, and past about
- * 125,000 hits in a window `Math.min(...hits)` overflows the stack (a 500).
+ * hit and filters them all on every request: its cost grows with the hits a window allows.
+ * A fixed window lets a client spend its limit at the end of one window and again at the start
+ * of the next, as with Redis.
  */
 export class WindowCounters implements ThrottlerStorage {
   private readonly counters = new Map<string, Counter>();
