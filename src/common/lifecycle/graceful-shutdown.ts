@@ -15,7 +15,9 @@ type HttpSocket = Socket & { _httpMessage?: ServerResponse | null };
  *
  * The open connections are tracked, not the requests: nothing runs per request until a signal
  * comes (a keep-alive connection carries many). Then the response each connection is writing
- * is a request in flight.
+ * is a request in flight. A pipelined request queued behind it on the same connection is not
+ * counted, and is dropped when that connection closes after the first answer (Node closes a
+ * `Connection: close` socket once its answer is written); clients seldom pipeline.
  *
  * Nest's `enableShutdownHooks` is not used: it re-raises the signal after closing, so the
  * process would end killed by it (exit 143) rather than with a clean 0.
