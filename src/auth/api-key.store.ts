@@ -30,12 +30,7 @@ export class ApiKeyStore {
   }
 
   isValid(presented: string): boolean {
-    return this.isValidDigest(digest(presented));
-  }
-
-  /** `isValid` for a key whose digest the caller already has. */
-  isValidDigest(candidate: Buffer): boolean {
-    return this.ownerOf(candidate) !== undefined;
+    return this.ownerOf(digest(presented)) !== undefined;
   }
 
   /**
