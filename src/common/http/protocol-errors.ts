@@ -6,6 +6,7 @@ import { ApiException } from '../errors/api-exception';
 import { ERROR_CODES, ErrorCode } from '../errors/error-codes';
 import { REQUEST_ID_HEADER, requestIdFor } from '../logging/request-id';
 import { API_SECURITY_HEADERS } from './security-headers';
+import { JSON_CONTENT_TYPE, jsonText } from './json-answer';
 
 /** What Node's HTTP parser (llhttp `HPE_*` codes) and its request timer report, and our answer. */
 const CLIENT_ERRORS: Record<string, [ErrorCode, string?]> = {
@@ -39,10 +40,10 @@ function errorResponse(
   requestId: string = randomUUID(),
 ) {
   const { status } = ERROR_CODES[code];
-  const body = JSON.stringify({ code, message, status });
+  const { text: body, bytes } = jsonText({ code, message, status });
   const headers = {
-    'Content-Type': 'application/json; charset=utf-8',
-    'Content-Length': String(Buffer.byteLength(body)),
+    'Content-Type': JSON_CONTENT_TYPE,
+    'Content-Length': String(bytes),
     ...API_SECURITY_HEADERS,
     // Where no request was read there is no id to echo: a new one, as for any answer.
     [REQUEST_ID_HEADER]: requestId,
