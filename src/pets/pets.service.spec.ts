@@ -7,8 +7,11 @@ import { PetEntity } from './pet.entity';
 import { PetStatus } from './pet-status';
 import { PetsService } from './pets.service';
 
-// Reads by id go through the repository's findOneBy here; the SQL of `rowById` is tested on
-// real databases (row-by-id.spec.ts, and the e2e suites on SQLite and PostgreSQL).
+// Reads go through the repository's find and findOneBy here: with no plain SELECT, pages fall
+// back to find, and reads by id are mocked onto findOneBy. The hand-built SQL of both is tested
+// on real databases (find-page.spec.ts, row-by-id.spec.ts, and the e2e suites on SQLite and
+// PostgreSQL).
+jest.mock('../database/plain-select', () => ({ plainSelect: () => undefined }));
 jest.mock('../database/row-by-id', () => ({
   rowById: (repository: { findOneBy: (where: object) => Promise<unknown> }) => (id: number) =>
     repository.findOneBy({ id }),
@@ -18,6 +21,7 @@ type MockRepository = {
   find: jest.Mock;
   insert: jest.Mock;
   findOneBy: jest.Mock;
+  metadata: object;
   manager: { connection: { options: { type: string } } };
 };
 
@@ -49,6 +53,7 @@ describe('PetsService', () => {
       find: jest.fn(),
       insert: jest.fn(),
       findOneBy: jest.fn(),
+      metadata: {},
       manager: { connection: { options: { type: 'sqlite' } } },
     };
     service = new PetsService(repository as unknown as Repository<PetEntity>);
@@ -229,6 +234,7 @@ describe('PetsService with its read caches and group commit', () => {
       find: jest.fn(),
       insert: jest.fn(),
       findOneBy: jest.fn(),
+      metadata: {},
       manager: { connection: { options: { type: 'sqlite' } } },
     };
     service = new PetsService(repository as unknown as Repository<PetEntity>, new PetCache(100));
