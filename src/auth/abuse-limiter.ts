@@ -2,6 +2,7 @@ import { Logger, OnModuleDestroy } from '@nestjs/common';
 import type Redis from 'ioredis';
 import { LRUCache } from 'lru-cache';
 import { ApiException } from '../common/errors/api-exception';
+import { boundedLru } from '../common/memory/bounded-lru';
 import { SharedOrLocal } from '../common/resilience/shared-or-local';
 
 /** A fixed-window count: how many hits the window holds and when it ends. */
@@ -25,7 +26,7 @@ export class MemoryCounters implements Counters {
   private readonly windows: LRUCache<string, { count: number; endsAt: number }>;
 
   constructor(maxKeys = 100_000) {
-    this.windows = new LRUCache({ max: maxKeys });
+    this.windows = boundedLru(maxKeys);
   }
 
   peek(key: string, windowMs: number, now = Date.now()): Promise<WindowCount> {

@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { LRUCache } from 'lru-cache';
+import { boundedLru } from '../common/memory/bounded-lru';
 import { randomBytes } from 'node:crypto';
 import { IsNull, Repository } from 'typeorm';
 import { readWithRetry } from '../database/outage';
@@ -51,15 +51,14 @@ export class ApiKeysService {
    * digest → key id and until when it is trusted without a lookup. Entries outlive `until`
    * (for `isKnown`) and are dropped when a lookup finds the key revoked.
    */
-  private readonly verified = new LRUCache<string, { id: number; until: number }>({
-    max: CACHE_LIMIT,
+  private readonly verified = boundedLru<string, { id: number; until: number }>(CACHE_LIMIT, {
     ttl: KNOWN_KEY_MS,
   });
   /** digests that matched no stored key, or a revoked one: a repeated wrong key is not a query each time. */
-  private readonly refused = new LRUCache<string, { verdict: Exclude<KeyVerdict, 'valid'>; until: number }>({
-    max: CACHE_LIMIT,
-    ttl: UNKNOWN_CACHE_MS,
-  });
+  private readonly refused = boundedLru<string, { verdict: Exclude<KeyVerdict, 'valid'>; until: number }>(
+    CACHE_LIMIT,
+    { ttl: UNKNOWN_CACHE_MS },
+  );
   /** key id → when this instance last wrote last_used_at. */
   private readonly lastUsedWritten = new Map<number, number>();
 

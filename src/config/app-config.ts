@@ -18,6 +18,9 @@ import {
 /** Animals kept in the read cache when PET_CACHE_SIZE is not set. */
 export const DEFAULT_PET_CACHE_SIZE = 20000;
 
+/** Megabytes the read caches may hold when PET_CACHE_MB is not set. */
+export const DEFAULT_PET_CACHE_MB = 16;
+
 const SQLITE_SYNCHRONOUS_MODES = ['FULL', 'NORMAL'] as const;
 export type SqliteSynchronous = (typeof SQLITE_SYNCHRONOUS_MODES)[number];
 
@@ -61,6 +64,8 @@ export interface AppConfig {
   readonly redisUrl: string | null;
   /** Animals kept in the in-process read cache (PET_CACHE_SIZE); 0 turns the caches off. */
   readonly petCacheSize: number;
+  /** Megabytes the read caches may hold together, estimated (PET_CACHE_MB). */
+  readonly petCacheMegabytes: number;
   readonly sqliteSynchronous: SqliteSynchronous;
   /** Milliseconds a writer waits for a lock before SQLite reports busy. */
   readonly sqliteBusyTimeoutMs: number;
@@ -177,6 +182,9 @@ export class EnvironmentVariables {
   @Integer(0, 10_000_000)
   PET_CACHE_SIZE = DEFAULT_PET_CACHE_SIZE;
 
+  @Integer(1, 4096)
+  PET_CACHE_MB = DEFAULT_PET_CACHE_MB;
+
   @OneOf(SQLITE_SYNCHRONOUS_MODES, { ignoreCase: true })
   SQLITE_SYNCHRONOUS: SqliteSynchronous = 'FULL';
 
@@ -261,6 +269,7 @@ function appConfigFrom(variables: EnvironmentVariables): AppConfig {
     authFailuresPerMinute: variables.AUTH_FAILURES_PER_MINUTE,
     redisUrl: variables.REDIS_URL ?? null,
     petCacheSize: variables.PET_CACHE_SIZE,
+    petCacheMegabytes: variables.PET_CACHE_MB,
     sqliteSynchronous: variables.SQLITE_SYNCHRONOUS,
     sqliteBusyTimeoutMs: variables.SQLITE_BUSY_TIMEOUT_MS,
     apiKeys: variables.API_KEYS,

@@ -1,4 +1,5 @@
-import { PetCache } from './pet-cache';
+import { Metrics } from '../observability/metrics';
+import { pageBytes, PetCache, petBytes } from './pet-cache';
 import { PetEntity } from './pet.entity';
 import { PetStatus } from './pet-status';
 import type { Page } from '../common/pagination/page';
@@ -130,6 +131,41 @@ describe('PetCache', () => {
 
       cache.putPet(pet(1), cache.generation);
       expect(cache.pet(1)).toEqual(pet(1));
+    });
+  });
+
+  describe('bounded by bytes', () => {
+    const megabyte = 1024 * 1024;
+
+    it('holds animals within half its megabytes, the least recently used dropped first', () => {
+      const cache = new PetCache(1_000_000, 1000, new Metrics(), 1);
+      for (let id = 1; id <= 5000; id++) cache.putPet(pet(id), cache.generation);
+
+      const held = Math.floor(megabyte / 2 / petBytes(pet(5000)));
+      expect(cache.size.pets).toBeGreaterThanOrEqual(held - 20);
+      expect(cache.size.pets).toBeLessThanOrEqual(held);
+      expect(cache.bytes).toBeLessThanOrEqual(megabyte / 2);
+      expect(cache.pet(5000)).toEqual(pet(5000));
+      expect(cache.pet(1)).toBeUndefined();
+    });
+
+    it('counts a long name for more than a short one', () => {
+      const long = { ...pet(1), name: 'x'.repeat(255) };
+      expect(petBytes(long) - petBytes(pet(1))).toBe(4 * (255 - 'Pet 1'.length));
+      expect(pageBytes(full([long, pet(2)]))).toBeGreaterThan(petBytes(long) + petBytes(pet(2)));
+    });
+
+    it('holds pages within the other half, the least recently used dropped first', () => {
+      const cache = new PetCache(1_000_000, 1000, new Metrics(), 1);
+      const hundred = pets(100);
+      for (let afterId = 0; afterId < 100; afterId++) {
+        cache.putPage({ limit: 100, afterId }, full(hundred), cache.generation);
+      }
+
+      expect(cache.size.pages).toBe(Math.floor(megabyte / 2 / pageBytes(full(hundred))));
+      expect(cache.page({ limit: 100, afterId: 99 })).toEqual(full(hundred));
+      expect(cache.page({ limit: 100, afterId: 0 })).toBeUndefined();
+      expect(cache.bytes).toBeLessThanOrEqual(megabyte / 2);
     });
   });
 

@@ -1,5 +1,5 @@
-import { LRUCache } from 'lru-cache';
-import { DEFAULT_PET_CACHE_SIZE } from '../config/app-config';
+import { ByteBoundedLru } from '../common/memory/bounded-lru';
+import { DEFAULT_PET_CACHE_MB, DEFAULT_PET_CACHE_SIZE } from '../config/app-config';
 import { Metrics } from '../observability/metrics';
 import { PetEntity } from './pet.entity';
 import type { Page } from '../common/pagination/page';
@@ -9,11 +9,21 @@ import type { PetQuery } from './pet-page';
 export const MAX_CACHED_PAGES = 1000;
 
 /**
- * At most `max` entries, the least recently used dropped first; none at all for 0, which
- * LRUCache refuses. LRUCache reserves up to 28 bytes per entry of `max` up front.
+ * The bytes an animal is estimated to hold in the cache: the entity, its JSON text (made once
+ * for its answers), its key and the cache's bookkeeping, 240 bytes together, plus its name
+ * twice (entity and text) at up to 2 bytes per UTF-16 unit: 280 for a 10-character name.
+ * Measured (heap after a forced GC, 5,000 to 20,000 such animals cached with their texts):
+ * 165 to 386 bytes each, depending on how far the cache's tables have grown.
  */
-function lruOrNothing<K extends number | string, V extends object>(max: number): LRUCache<K, V> | undefined {
-  return max === 0 ? undefined : new LRUCache<K, V>({ max });
+export function petBytes(pet: PetEntity): number {
+  return 240 + 4 * pet.name.length;
+}
+
+/** A page's estimate: each of its animals counted in full (it may hold the only reference to them). */
+export function pageBytes(page: Page<PetEntity>): number {
+  let bytes = 200;
+  for (const pet of page.items) bytes += petBytes(pet);
+  return bytes;
 }
 
 /**
@@ -33,18 +43,25 @@ function lruOrNothing<K extends number | string, V extends object>(max: number):
  * With several processes over one database, each must hear of the change, or keep no caches.
  */
 export class PetCache {
-  private readonly pets: LRUCache<number, PetEntity> | undefined;
-  private readonly pages: LRUCache<string, Page<PetEntity>> | undefined;
+  private readonly pets: ByteBoundedLru<number, PetEntity> | undefined;
+  private readonly pages: ByteBoundedLru<string, Page<PetEntity>> | undefined;
   private currentGeneration = 0;
 
-  /** `maxPets` 0 keeps nothing at all (no animals, no pages). Lookups are counted in `metrics`. */
+  /**
+   * At most `maxPets` animals and `maxPages` full pages, each cache within half of `maxMegabytes`
+   * (estimated: `petBytes`, `pageBytes`), the least recently used dropped first; nothing is
+   * reserved up front. `maxPets` 0 keeps nothing at all (no animals, no pages). Lookups are
+   * counted in `metrics`.
+   */
   constructor(
     maxPets = DEFAULT_PET_CACHE_SIZE,
     maxPages = MAX_CACHED_PAGES,
     private readonly metrics: Metrics = new Metrics(),
+    maxMegabytes = DEFAULT_PET_CACHE_MB,
   ) {
-    this.pets = lruOrNothing(maxPets);
-    this.pages = lruOrNothing(maxPets === 0 ? 0 : maxPages);
+    const halfBytes = (maxMegabytes * 1024 * 1024) / 2;
+    if (maxPets > 0) this.pets = new ByteBoundedLru(maxPets, halfBytes, petBytes);
+    if (maxPets > 0 && maxPages > 0) this.pages = new ByteBoundedLru(maxPages, halfBytes, pageBytes);
   }
 
   /** Taken before a read of the database and handed back with what it read. */
@@ -95,6 +112,11 @@ export class PetCache {
 
   get size(): { pets: number; pages: number } {
     return { pets: this.pets?.size ?? 0, pages: this.pages?.size ?? 0 };
+  }
+
+  /** The bytes both caches are estimated to hold. */
+  get bytes(): number {
+    return (this.pets?.bytes ?? 0) + (this.pages?.bytes ?? 0);
   }
 }
 

@@ -19,7 +19,7 @@ import { PetsService } from './pets.service';
       provide: PetCache,
       inject: [APP_CONFIG, Metrics],
       useFactory: (config: AppConfig, metrics: Metrics) =>
-        new PetCache(config.petCacheSize, MAX_CACHED_PAGES, metrics),
+        new PetCache(config.petCacheSize, MAX_CACHED_PAGES, metrics, config.petCacheMegabytes),
     },
   ],
   exports: [PetsService],

@@ -8,6 +8,7 @@ import {
 } from '@nestjs/common';
 import { getMetadataStorage } from 'class-validator';
 import { LRUCache } from 'lru-cache';
+import { boundedLru } from '../memory/bounded-lru';
 import { ErrorDetail, validationFailed } from '../errors/api-exception';
 
 /** Deeper JSON than this is refused before any library walks it recursively. */
@@ -81,7 +82,7 @@ export class RequestValidationPipe implements PipeTransform {
   private async transformQuery(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     let remembered = this.validQueries.get(metadata.metatype);
     if (!remembered) {
-      remembered = new LRUCache<string, object>({ max: MAX_REMEMBERED_QUERIES });
+      remembered = boundedLru<string, object>(MAX_REMEMBERED_QUERIES);
       this.validQueries.set(metadata.metatype, remembered);
     }
     const key = JSON.stringify(value) ?? '';
