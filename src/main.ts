@@ -1,7 +1,7 @@
 // First: tracing must be set up before the modules it instruments are loaded.
 import './observability/tracing';
-// Then: the heap's growth, before the modules' objects fill it (see heap-growth.ts).
-import './common/memory/limit-heap-growth';
+// Then: the garbage collector's settings, before the modules' objects fill the heap.
+import './common/memory/apply-gc-settings';
 import type { Logger as PinoLogger } from 'pino';
 import { KEY_SETUP } from './auth/auth.module';
 import { KeySetup } from './auth/key-setup';

@@ -1,0 +1,4 @@
+// Imported for its effect, early in main.ts: see `applyGcSettings`.
+import { applyGcSettings } from './gc-settings';
+
+applyGcSettings();
