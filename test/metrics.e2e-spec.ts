@@ -1,3 +1,4 @@
+import { PerformanceObserver } from 'node:perf_hooks';
 import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -35,6 +36,26 @@ function sample(text: string, series: string): number | undefined {
   return line === undefined ? undefined : Number(line.slice(series.length + 1));
 }
 
+/**
+ * Allocates short-lived garbage until the collector has run at least once, and lets the GC
+ * observer hear of it: the GC histogram has a sample only once a collection happened after the
+ * metrics started, which a short test may not cause by itself.
+ */
+async function garbageCollected(): Promise<void> {
+  let collected = false;
+  const observer = new PerformanceObserver(() => (collected = true));
+  observer.observe({ entryTypes: ['gc'] });
+  try {
+    for (let round = 0; round < 200 && !collected; round++) {
+      // About 1 MB of arrays, garbage at once.
+      Array.from({ length: 20_000 }, (_, i) => [i, i]);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  } finally {
+    observer.disconnect();
+  }
+  expect(collected).toBe(true);
+}
 describe('metrics off (no METRICS_PORT)', () => {
   let app: NestExpressApplication;
 
@@ -116,6 +137,7 @@ describe('metrics on (METRICS_PORT=0)', () => {
       .id;
     await request(http).get(`/v1/pets/${id}`).set(AUTH);
     await request(http).get(`/v1/pets/${id}`).set(AUTH);
+    await garbageCollected();
 
     const text = await scrape(app);
     expect(sample(text, 'petstore_auth_failures_total{reason="missing"}')).toBe(1);
