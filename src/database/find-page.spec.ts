@@ -1,8 +1,11 @@
 import {
+  AfterLoad,
   Column,
   DataSource,
   DeleteDateColumn,
   Entity,
+  EntitySubscriberInterface,
+  EventSubscriber,
   FindOptionsWhere,
   In,
   MoreThan,
@@ -25,6 +28,56 @@ class Archived {
 
   @DeleteDateColumn()
   deletedAt!: Date | null;
+}
+
+@Entity({ name: 'tagged' })
+class Tagged {
+  @PrimaryGeneratedColumn()
+  id!: number;
+
+  @Column({ type: 'varchar' })
+  kind!: string;
+
+  @Column({ type: 'integer' })
+  size!: number;
+}
+
+@Entity({ name: 'hooked' })
+class Hooked {
+  @PrimaryGeneratedColumn()
+  id!: number;
+
+  @Column({ type: 'varchar' })
+  kind!: string;
+
+  loaded = false;
+
+  @AfterLoad()
+  markLoaded(): void {
+    this.loaded = true;
+  }
+}
+
+@Entity({ name: 'watched' })
+class Watched {
+  @PrimaryGeneratedColumn()
+  id!: number;
+
+  @Column({ type: 'varchar' })
+  kind!: string;
+}
+
+const seenBySubscriber: number[] = [];
+
+@EventSubscriber()
+class WatchedSubscriber implements EntitySubscriberInterface<Watched> {
+  listenTo() {
+    return Watched;
+  }
+
+  afterLoad(entity: Watched): void {
+    seenBySubscriber.push(entity.id);
+  }
 }
 
 const statuses = [PetStatus.available, PetStatus.pending, PetStatus.sold, null];
@@ -121,6 +174,78 @@ describe('findPageAfter (a real, migrated in-memory SQLite database)', () => {
     await expect(
       findPageAfter(dataSource.getRepository(PetEntity), 5, 0, { where: { id: 3 }, value: 'x', name: 'id' }),
     ).rejects.toThrow('findPage: a filter must not constrain id');
+  });
+
+  it('binds several filtered columns in their own order, in either key order, with and without a position', async () => {
+    const other = new DataSource({
+      type: 'sqlite',
+      database: ':memory:',
+      entities: [Tagged],
+      synchronize: true,
+    });
+    await other.initialize();
+    try {
+      const repository = other.getRepository(Tagged);
+      await repository.insert(
+        Array.from({ length: 30 }, (_, index) => ({ kind: index % 2 === 0 ? 'a' : 'b', size: index % 3 })),
+      );
+      const find = jest.spyOn(repository, 'find');
+      for (const where of [
+        { kind: 'a', size: 1 },
+        { size: 1, kind: 'a' },
+        { kind: 'b', size: 0 },
+        { size: 2, kind: 'b' },
+      ]) {
+        for (const afterId of [0, 4, 13]) {
+          const page = await findPageAfter(repository, 3, afterId, { where, value: 'x', name: 'kind' });
+          const expected = rowsOf(30, afterId).filter(
+            (row) => row.kind === where.kind && row.size === where.size,
+          );
+          expect(page.items.map((row) => ({ ...row }))).toEqual(expected.slice(0, 3));
+          expect(page.nextCursor !== undefined).toBe(expected.length > 3);
+        }
+      }
+      expect(find).not.toHaveBeenCalled();
+    } finally {
+      await other.destroy();
+    }
+
+    function rowsOf(count: number, afterId: number) {
+      return Array.from({ length: count }, (_, index) => ({
+        id: index + 1,
+        kind: index % 2 === 0 ? 'a' : 'b',
+        size: index % 3,
+      })).filter((row) => row.id > afterId);
+    }
+  });
+
+  it('leaves entities with listeners or subscribers to find, which runs them', async () => {
+    const other = new DataSource({
+      type: 'sqlite',
+      database: ':memory:',
+      entities: [Hooked, Watched],
+      subscribers: [WatchedSubscriber],
+      synchronize: true,
+    });
+    await other.initialize();
+    try {
+      await other.getRepository(Hooked).insert([{ kind: 'a' }, { kind: 'a' }]);
+      await other.getRepository(Watched).insert([{ kind: 'a' }, { kind: 'a' }]);
+      const hooked = await findPageAfter(other.getRepository(Hooked), 10, 0, {
+        where: { kind: 'a' },
+        value: 'a',
+        name: 'kind',
+      });
+      expect(hooked.items.map((row) => row.loaded)).toEqual([true, true]);
+      await findPageAfter(other.getRepository(Watched), 10, 0, {
+        where: { kind: 'a' },
+        value: 'a',
+        name: 'kind',
+      });
+      expect(seenBySubscriber).toEqual([1, 2]);
+    } finally {
+      await other.destroy();
+    }
   });
 
   it('leaves an entity that is not plain to find, which hides soft-deleted rows', async () => {

@@ -1,13 +1,15 @@
-import { ObjectLiteral, Repository } from 'typeorm';
+import { EntitySubscriberInterface, ObjectLiteral, Repository } from 'typeorm';
 import { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
 
 /**
  * The parts of a hand-built SELECT over an entity of plain columns, from its metadata: what
- * `rowById` and `findPageAfter` use to read rows without TypeORM's query builder, which costs
- * more than the database read on a hot path. Plain means no relations, embedded, virtual or
- * unselected columns, soft delete or inheritance, and a single primary key named `id`: for
- * others TypeORM's `find` reads differently (joins, hidden columns, `deleted_at IS NULL`), so
- * `plainSelect` gives undefined.
+ * `rowById`, `findPageAfter` and `rowsInserter` use to read and write rows without TypeORM's
+ * query builder, which costs more than the database's work on a hot path. Plain means no
+ * relations, embedded, virtual or unselected columns, soft delete or inheritance, a single
+ * primary key named `id`, and no entity listeners or subscribers for it (`@AfterLoad`,
+ * `@BeforeInsert`, an `EntitySubscriberInterface`): for others TypeORM reads and writes
+ * differently (joins, hidden columns, `deleted_at IS NULL`, hooks), so `plainSelect` gives
+ * undefined.
  */
 export interface PlainSelect<E> {
   /** `SELECT <every column> FROM <table, with its schema>`, escaped for the database. */
@@ -34,7 +36,9 @@ export function plainSelect<E extends ObjectLiteral>(repository: Repository<E>):
     metadata.discriminatorColumn !== undefined ||
     primary.length !== 1 ||
     primary[0].databaseName !== 'id' ||
-    metadata.columns.some((column) => !column.isSelect || column.isVirtual || column.isVirtualProperty);
+    metadata.columns.some((column) => !column.isSelect || column.isVirtual || column.isVirtualProperty) ||
+    metadata.listeners.length > 0 ||
+    repository.manager.connection.subscribers.some((subscriber) => listensTo(subscriber, metadata.target));
   if (notPlain) return undefined;
   const columns = metadata.columns.map((column) => driver.escape(column.databaseName)).join(', ');
   const table = metadata.tablePath
@@ -47,11 +51,23 @@ export function plainSelect<E extends ObjectLiteral>(repository: Repository<E>):
     escape: (name) => driver.escape(name),
     parameter: (index) => driver.createParameter(`p${index}`, index),
     hydrate: (row) => {
-      const entity = metadata.create() as Record<string, unknown>;
+      // As TypeORM builds a loaded entity: without running its constructor.
+      const entity = metadata.create(undefined, { fromDeserializer: true }) as Record<string, unknown>;
       for (const column of metadata.columns) {
         entity[column.propertyName] = driver.prepareHydratedValue(row[column.databaseName], column);
       }
       return entity as E;
     },
   };
+}
+
+/** Whether TypeORM would call this subscriber for the entity (as its broadcaster decides). */
+function listensTo(subscriber: EntitySubscriberInterface, target: unknown): boolean {
+  const listened = subscriber.listenTo?.() as unknown;
+  if (!listened || listened === Object || listened === target) return true;
+  return (
+    typeof listened === 'function' &&
+    typeof target === 'function' &&
+    Object.prototype.isPrototypeOf.call(listened, target)
+  );
 }

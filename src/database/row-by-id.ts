@@ -27,7 +27,8 @@ function selectById<E extends ObjectLiteral>(
   if (!plain) {
     throw new Error(
       `rowById: ${repository.metadata.name} is not an entity of plain columns with an id (it has relations, ` +
-        'embedded, virtual or unselected columns, soft delete, inheritance or another key); use findOneBy',
+        'embedded, virtual or unselected columns, soft delete, inheritance, another key, listeners or ' +
+        'subscribers); use findOneBy',
     );
   }
   return { sql: `${plain.selectFrom} WHERE ${plain.escape('id')} = ${plain.parameter(0)}`, plain };
