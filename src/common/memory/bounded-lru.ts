@@ -8,11 +8,12 @@ export type LruOptions<K extends string | number, V extends object> = Omit<
 
 /**
  * An `lru-cache` holding at most `maxEntries` entries, the least recently used dropped first,
- * that reserves nothing up front. With its `max` option `lru-cache` allocates four arrays of
- * `max` slots at construction (up to 28 bytes per slot: 2.8 MB for 100,000 entries, held for the
- * process's life whether used or not, and every byte of live heap raises the peak the heap
- * grows to under load about fourfold). Counted as `maxSize` with each entry of size 1, the same
- * bound costs memory only for the entries held.
+ * that reserves nothing up front. With its `max` option `lru-cache` allocates five arrays of
+ * `max` slots at construction (keys, values, links both ways and a free list: up to 28 bytes per
+ * slot, 2.8 MB for 100,000 entries), held for the process's life whether used or not; and the
+ * heap V8 lets grow under load is a multiple of what is live (docs/performance.md, Memory).
+ * Counted as `maxSize` with each entry of size 1, the same bound costs memory only for the
+ * entries held.
  */
 export function boundedLru<K extends string | number, V extends object>(
   maxEntries: number,
@@ -36,7 +37,7 @@ export class ByteBoundedLru<K extends string | number, V extends object> {
   ) {
     this.cache = new LRUCache<K, V>({
       maxSize: maxBytes,
-      sizeCalculation: (value, key) => Math.max(1, size(value, key)),
+      sizeCalculation: (value, key) => Math.max(1, Math.ceil(size(value, key))),
     });
   }
 

@@ -17,10 +17,12 @@ describe('gcFlags', () => {
 
   it.each([
     [['--heap-growing-percent=30'], ''],
-    [[], '--enable-source-maps --heap_growing_percent=50'],
+    [['--heap_growing_percent=50'], ''],
     [['--max-old-space-size=128'], ''],
-    [[], '--max_old_space_size=256'],
+    [[], '--enable-source-maps --max_old_space_size=256'],
     [['--max-old-space-size', '128'], ''],
+    [[], '--max-old-space-size-percentage=50'],
+    [['--max-heap-size=512'], ''],
   ])(
     'leaves a growth or heap limit given at start (%j, NODE_OPTIONS %j) as it is',
     (execArgv, nodeOptions) => {
@@ -29,15 +31,17 @@ describe('gcFlags', () => {
   );
 
   it.each([
-    [['--concurrent-marking'], ''],
-    [[], '--no_concurrent_marking'],
-  ])('leaves a marking flag given at start (%j, NODE_OPTIONS %j) as it is', (execArgv, nodeOptions) => {
-    expect(gcFlags({ execArgv, nodeOptions, cpus: 1 })).toEqual([growth]);
+    ['--concurrent-marking'],
+    ['--no-concurrent-marking'],
+    ['--no_concurrent_marking'],
+    ['--noconcurrent-marking'],
+  ])('leaves a marking flag given on the command line (%s) as it is', (flag) => {
+    expect(gcFlags({ execArgv: [flag], nodeOptions: '', cpus: 1 })).toEqual([growth]);
   });
 
   it('does not mistake another flag for one of those', () => {
     expect(
-      gcFlags({ execArgv: ['--max-old-space-size-percentage=50'], nodeOptions: '--heap-growing', cpus: 2 }),
+      gcFlags({ execArgv: ['--heap-growing', '--max-semi-space-size=8'], nodeOptions: '', cpus: 2 }),
     ).toEqual([growth]);
   });
 });
