@@ -12,6 +12,20 @@ import { PetsService } from './pets.service';
 // on real databases (find-page.spec.ts, row-by-id.spec.ts, and the e2e suites on SQLite and
 // PostgreSQL).
 jest.mock('../database/plain-select', () => ({ plainSelect: () => undefined }));
+// Inserts go through the repository's (or the transaction's) insert here, as TypeORM's own
+// would; the hand-built INSERT is tested on real databases (insert-rows.spec.ts, e2e suites).
+jest.mock('../database/insert-rows', () => ({
+  rowsInserter:
+    (repository: { insert: (values: object) => Promise<{ identifiers: { id: unknown }[] }> }) =>
+    async (
+      rows: object[],
+      manager?: { insert: (target: unknown, values: object) => Promise<{ identifiers: { id: unknown }[] }> },
+    ) => {
+      const values = rows.length === 1 ? rows[0] : rows;
+      const result = manager ? await manager.insert('pets', values) : await repository.insert(values);
+      return rows.map((row, index) => ({ id: Number(result.identifiers[index].id), ...row }));
+    },
+}));
 jest.mock('../database/row-by-id', () => ({
   rowById: (repository: { findOneBy: (where: object) => Promise<unknown> }) => (id: number) =>
     repository.findOneBy({ id }),

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { InsertResult, Repository } from 'typeorm';
+import { Repository } from 'typeorm';
 import { ApiException } from '../common/errors/api-exception';
 import { decodeCursor } from '../common/pagination/cursor';
 import { Page } from '../common/pagination/page';
@@ -9,6 +9,7 @@ import type { WithCreated } from '../database/insert-one';
 import { findPageAfter } from '../database/find-page';
 import { readWithRetry } from '../database/outage';
 import { rowById } from '../database/row-by-id';
+import { rowsInserter } from '../database/insert-rows';
 import { NewPetDto } from './dto/new-pet.dto';
 import { PetCache } from './pet-cache';
 import { ListPetsQueryDto } from './dto/list-pets-query.dto';
@@ -36,11 +37,15 @@ export class PetsService {
   /** A cache miss of `get`: one SELECT built once (see `rowById`). */
   private readonly petById: (id: number) => Promise<PetEntity | null>;
 
+  /** A group's INSERT, without the query builder (see `rowsInserter`). */
+  private readonly insertRows: ReturnType<typeof rowsInserter<PetEntity>>;
+
   constructor(
     @InjectRepository(PetEntity) private readonly pets: Repository<PetEntity>,
     private readonly cache: PetCache = new PetCache(),
   ) {
     this.petById = rowById(pets);
+    this.insertRows = rowsInserter(pets);
   }
 
   /**
@@ -100,18 +105,12 @@ export class PetsService {
    */
   private async insert(pending: PendingCreate[]): Promise<PetEntity[]> {
     const rows = pending.map((create) => create.row);
-    if (this.pets.manager.connection.options.type !== 'postgres') {
-      return withIds(rows, await this.pets.insert(rows.length === 1 ? rows[0] : rows));
-    }
+    if (this.pets.manager.connection.options.type !== 'postgres') return this.insertRows(rows);
     return this.pets.manager.transaction(async (manager) => {
       await manager.query('SELECT pg_advisory_xact_lock($1)', [PETS_INSERT_LOCK]);
-      const pets = withIds(rows, await manager.insert(PetEntity, rows.length === 1 ? rows[0] : rows));
+      const pets = await this.insertRows(rows, manager);
       for (const [index, create] of pending.entries()) await create.inTransaction?.(manager, pets[index]);
       return pets;
     });
   }
-}
-
-function withIds(rows: NewPetRow[], result: InsertResult): PetEntity[] {
-  return rows.map((pet, index) => ({ id: Number(result.identifiers[index].id), ...pet }));
 }
