@@ -13,7 +13,7 @@ interface InsertShape {
  * An inserter of rows, one INSERT per call, with the statement's text made from the entity's
  * metadata once (the placeholders per call) and each value prepared by the driver as TypeORM
  * prepares it (transformers, types): what `repository.insert(rows)` does, without the query
- * builder, which costs about as much as the rest of a create (docs/performance.md). Gives the
+ * builder (about 5 % of a create's CPU; docs/performance.md, step 21). Gives the
  * new entities with the ids the database assigned, in the order of `rows`: on PostgreSQL from
  * `RETURNING`, on SQLite counted back from the last one (a multi-row INSERT takes consecutive
  * ids there; TypeORM counts them the same way).
