@@ -7,6 +7,7 @@ interface InsertShape {
   columns: { propertyName: string; prepare: (value: unknown) => unknown }[];
   returning: string;
   postgres: boolean;
+  parameter: (index: number) => string;
 }
 
 /**
@@ -37,14 +38,14 @@ export function rowsInserter<E extends ObjectLiteral & { id: number }>(
       const result = await manager.insert(repository.target, rows as never);
       return rows.map((row, index) => ({ id: Number(result.identifiers[index].id), ...row }) as unknown as E);
     }
-    const { prefix, columns, returning, postgres } = own;
+    const { prefix, columns, returning, postgres, parameter } = own;
     const parameters: unknown[] = [];
     const groups: string[] = [];
     for (const row of rows) {
       const placeholders: string[] = [];
       for (const column of columns) {
         parameters.push(column.prepare(row[column.propertyName]));
-        placeholders.push(postgres ? `$${parameters.length}` : '?');
+        placeholders.push(parameter(parameters.length - 1));
       }
       groups.push(`(${placeholders.join(', ')})`);
     }
@@ -66,18 +67,15 @@ function insertShape<E extends ObjectLiteral>(repository: Repository<E>): Insert
   );
   const type = driver.options.type;
   if (!plain || special || (type !== 'sqlite' && type !== 'postgres')) return null;
-  const table = metadata.tablePath
-    .split('.')
-    .map((part) => driver.escape(part))
-    .join('.');
-  const names = written.map((column) => driver.escape(column.databaseName)).join(', ');
+  const names = written.map((column) => plain.escape(column.databaseName)).join(', ');
   return {
-    prefix: `INSERT INTO ${table} (${names}) VALUES `,
+    prefix: `INSERT INTO ${plain.table} (${names}) VALUES `,
     columns: written.map((column) => ({
       propertyName: column.propertyName,
       prepare: (value): unknown => driver.preparePersistentValue(value, column) as unknown,
     })),
-    returning: type === 'postgres' ? ` RETURNING ${driver.escape('id')}` : '',
+    returning: type === 'postgres' ? ` RETURNING ${plain.escape('id')}` : '',
     postgres: type === 'postgres',
+    parameter: (index) => plain.parameter(index),
   };
 }

@@ -12,7 +12,9 @@ import { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
  * undefined.
  */
 export interface PlainSelect<E> {
-  /** `SELECT <every column> FROM <table, with its schema>`, escaped for the database. */
+  /** The table, with its schema, escaped for the database. */
+  table: string;
+  /** `SELECT <every column> FROM <table>`, escaped for the database. */
   selectFrom: string;
   /** The column of an entity property, if it is one. */
   column(propertyName: string): ColumnMetadata | undefined;
@@ -46,6 +48,7 @@ export function plainSelect<E extends ObjectLiteral>(repository: Repository<E>):
     .map((part) => driver.escape(part))
     .join('.');
   return {
+    table,
     selectFrom: `SELECT ${columns} FROM ${table}`,
     column: (propertyName) => metadata.findColumnWithPropertyName(propertyName),
     escape: (name) => driver.escape(name),
