@@ -7,6 +7,7 @@ import { apiDescription } from './api-description';
 import { AppModule } from './app.module';
 import { API_PREFIX } from './common/http/api-prefix';
 import { resourceTags } from './common/openapi/api-resource.decorator';
+import { ExpressServerAdapter } from './common/http/express-server.adapter';
 import { jsonBody } from './common/http/json-body.middleware';
 import { answerProtocolErrors, checkRequestHeaders } from './common/http/protocol-errors';
 import { createRootLogger } from './common/logging/loggers';
@@ -161,11 +162,15 @@ export async function createApp(
   // Silent while the module is built: a start-up failure is reported once, by the caller,
   // as one line instead of a framework stack trace.
   const logger = createRootLogger(config, options.logDestination);
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, logger), {
-    bodyParser: false,
-    abortOnError: false,
-    logger: false,
-  });
+  const app = await NestFactory.create<NestExpressApplication>(
+    AppModule.forRoot(config, logger),
+    new ExpressServerAdapter(),
+    {
+      bodyParser: false,
+      abortOnError: false,
+      logger: false,
+    },
+  );
   app.useLogger(options.logger ?? app.get(PinoNestLogger));
   setupApp(app, config);
   return app;

@@ -129,4 +129,22 @@ describe('HTTP protocol errors (e2e, raw sockets)', () => {
     expect(responses.map((response) => response.status)).toEqual([400, 200]);
     expectError(responses[0], 400, 'validation_failed');
   });
+
+  it("builds each request and response with Express's prototypes, so Express does not change them", async () => {
+    const express = app.getHttpAdapter().getInstance();
+    const seen: unknown[] = [];
+    const server = app.getHttpServer();
+    const record = (req: object, res: object): void => {
+      seen.push(Object.getPrototypeOf(req), Object.getPrototypeOf(res));
+    };
+    server.prependListener('request', record);
+    try {
+      await expectServiceAnswers();
+    } finally {
+      server.off('request', record);
+    }
+    expect(seen).toHaveLength(2);
+    expect(seen[0]).toBe(express.request);
+    expect(seen[1]).toBe(express.response);
+  });
 });
