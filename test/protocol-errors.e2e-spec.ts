@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import { connect } from 'node:net';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { startApp } from './support/app';
@@ -134,8 +135,9 @@ describe('HTTP protocol errors (e2e, raw sockets)', () => {
     const express = app.getHttpAdapter().getInstance();
     const seen: unknown[] = [];
     const server = app.getHttpServer();
-    const record = (req: object, res: object): void => {
+    const record = (req: object, res: ServerResponse): void => {
       seen.push(Object.getPrototypeOf(req), Object.getPrototypeOf(res));
+      res.once('finish', () => seen.push(Object.getPrototypeOf(req), Object.getPrototypeOf(res)));
     };
     server.prependListener('request', record);
     try {
@@ -143,8 +145,12 @@ describe('HTTP protocol errors (e2e, raw sockets)', () => {
     } finally {
       server.off('request', record);
     }
-    expect(seen).toHaveLength(2);
+    // On arrival, and still the same when the answer is written.
+    expect(seen).toHaveLength(4);
     expect(seen[0]).toBe(express.request);
     expect(seen[1]).toBe(express.response);
+    expect(seen.slice(2)).toEqual(seen.slice(0, 2));
+    expect(seen[2]).toBe(express.request);
+    expect(seen[3]).toBe(express.response);
   });
 });

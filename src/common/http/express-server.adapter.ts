@@ -14,13 +14,12 @@ export interface MessageClasses {
 /**
  * A constructor whose objects are built as `Base` builds them, with `prototype` as their
  * prototype from the start. `undefined` where `Base` is an ES class, which cannot be called on
- * an object it did not create (Node's messages are plain constructor functions up to Node 24).
+ * an object it did not create (Node 20's messages are plain constructor functions).
  */
 export function withPrototype<T extends MessageConstructor>(Base: T, prototype: object): T | undefined {
   if (Function.prototype.toString.call(Base).startsWith('class')) return undefined;
-  const construct = Base as unknown as (this: object, first: unknown, second: unknown) => void;
-  function Message(this: object, first: unknown, second: unknown): void {
-    construct.call(this, first, second);
+  function Message(this: object, ...args: unknown[]): void {
+    Reflect.apply(Base as unknown as (...params: unknown[]) => void, this, args);
   }
   Message.prototype = prototype;
   return Message as unknown as T;
@@ -50,7 +49,7 @@ export function expressMessageClasses(app: Express): Partial<MessageClasses> {
  */
 export class ExpressServerAdapter extends ExpressAdapter {
   override initHttpServer(options: NestApplicationOptions): void {
-    if (options.httpsOptions !== undefined || options.forceCloseConnections === true) {
+    if (options?.httpsOptions || options?.forceCloseConnections) {
       super.initHttpServer(options);
       return;
     }
