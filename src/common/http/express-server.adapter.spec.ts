@@ -34,7 +34,7 @@ function adapterWithRoute(): ExpressServerAdapter {
 }
 
 describe('ExpressServerAdapter', () => {
-  it("builds every request and response with the Express app's prototypes, which Express then keeps", async () => {
+  it("builds every request and response with the Express app's prototypes, and the app answers", async () => {
     const adapter = adapterWithRoute();
     adapter.initHttpServer({});
     const app = adapter.getInstance<Express>();
