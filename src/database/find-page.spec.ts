@@ -15,6 +15,7 @@ import { loadConfig } from '../config/app-config';
 import { decodeCursor } from '../common/pagination/cursor';
 import { PetEntity } from '../pets/pet.entity';
 import { PetStatus } from '../pets/pet-status';
+import { withEntitiesDatabase } from '../../test/support/entities-database';
 import { openDatabase } from './database.options';
 import { findPageAfter } from './find-page';
 
@@ -177,14 +178,7 @@ describe('findPageAfter (a real, migrated in-memory SQLite database)', () => {
   });
 
   it('binds several filtered columns in their own order, in either key order, with and without a position', async () => {
-    const other = new DataSource({
-      type: 'sqlite',
-      database: ':memory:',
-      entities: [Tagged],
-      synchronize: true,
-    });
-    await other.initialize();
-    try {
+    await withEntitiesDatabase({ entities: [Tagged] }, async (other) => {
       const repository = other.getRepository(Tagged);
       await repository.insert(
         Array.from({ length: 30 }, (_, index) => ({ kind: index % 2 === 0 ? 'a' : 'b', size: index % 3 })),
@@ -206,9 +200,7 @@ describe('findPageAfter (a real, migrated in-memory SQLite database)', () => {
         }
       }
       expect(find).not.toHaveBeenCalled();
-    } finally {
-      await other.destroy();
-    }
+    });
 
     function rowsOf(count: number, afterId: number) {
       return Array.from({ length: count }, (_, index) => ({
@@ -220,50 +212,34 @@ describe('findPageAfter (a real, migrated in-memory SQLite database)', () => {
   });
 
   it('leaves entities with listeners or subscribers to find, which runs them', async () => {
-    const other = new DataSource({
-      type: 'sqlite',
-      database: ':memory:',
-      entities: [Hooked, Watched],
-      subscribers: [WatchedSubscriber],
-      synchronize: true,
-    });
-    await other.initialize();
-    try {
-      await other.getRepository(Hooked).insert([{ kind: 'a' }, { kind: 'a' }]);
-      await other.getRepository(Watched).insert([{ kind: 'a' }, { kind: 'a' }]);
-      const hooked = await findPageAfter(other.getRepository(Hooked), 10, 0, {
-        where: { kind: 'a' },
-        value: 'a',
-        name: 'kind',
-      });
-      expect(hooked.items.map((row) => row.loaded)).toEqual([true, true]);
-      await findPageAfter(other.getRepository(Watched), 10, 0, {
-        where: { kind: 'a' },
-        value: 'a',
-        name: 'kind',
-      });
-      expect(seenBySubscriber).toEqual([1, 2]);
-    } finally {
-      await other.destroy();
-    }
+    await withEntitiesDatabase(
+      { entities: [Hooked, Watched], subscribers: [WatchedSubscriber] },
+      async (other) => {
+        await other.getRepository(Hooked).insert([{ kind: 'a' }, { kind: 'a' }]);
+        await other.getRepository(Watched).insert([{ kind: 'a' }, { kind: 'a' }]);
+        const hooked = await findPageAfter(other.getRepository(Hooked), 10, 0, {
+          where: { kind: 'a' },
+          value: 'a',
+          name: 'kind',
+        });
+        expect(hooked.items.map((row) => row.loaded)).toEqual([true, true]);
+        await findPageAfter(other.getRepository(Watched), 10, 0, {
+          where: { kind: 'a' },
+          value: 'a',
+          name: 'kind',
+        });
+        expect(seenBySubscriber).toEqual([1, 2]);
+      },
+    );
   });
 
   it('leaves an entity that is not plain to find, which hides soft-deleted rows', async () => {
-    const other = new DataSource({
-      type: 'sqlite',
-      database: ':memory:',
-      entities: [Archived],
-      synchronize: true,
-    });
-    await other.initialize();
-    try {
+    await withEntitiesDatabase({ entities: [Archived] }, async (other) => {
       const repository = other.getRepository(Archived);
       await repository.insert([{ kind: 'a' }, { kind: 'a' }, { kind: 'b' }, { kind: 'a' }]);
       await repository.softDelete({ id: 2 });
       const page = await findPageAfter(repository, 10, 0, { where: { kind: 'a' }, value: 'a', name: 'kind' });
       expect(page.items.map((row) => row.id)).toEqual([1, 4]);
-    } finally {
-      await other.destroy();
-    }
+    });
   });
 });

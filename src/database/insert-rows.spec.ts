@@ -2,6 +2,7 @@ import { Column, DataSource, Entity, PrimaryGeneratedColumn } from 'typeorm';
 import { loadConfig } from '../config/app-config';
 import { PetEntity } from '../pets/pet.entity';
 import { PetStatus } from '../pets/pet-status';
+import { withEntitiesDatabase } from '../../test/support/entities-database';
 import { openDatabase } from './database.options';
 import { rowsInserter } from './insert-rows';
 
@@ -71,14 +72,7 @@ describe('rowsInserter (a real, migrated in-memory SQLite database)', () => {
   });
 
   it('leaves a row that relies on a column default to repository.insert', async () => {
-    const other = new DataSource({
-      type: 'sqlite',
-      database: ':memory:',
-      entities: [Note],
-      synchronize: true,
-    });
-    await other.initialize();
-    try {
+    await withEntitiesDatabase({ entities: [Note] }, async (other) => {
       const repository = other.getRepository(Note);
       const insert = jest.spyOn(repository.manager, 'insert');
       const insertRows = rowsInserter(repository);
@@ -91,9 +85,7 @@ describe('rowsInserter (a real, migrated in-memory SQLite database)', () => {
         { id: 1, text: 'a', state: 'draft' },
         { id: 2, text: 'b', state: 'final' },
       ]);
-    } finally {
-      await other.destroy();
-    }
+    });
   });
 
   it('fails as the database fails, with nothing stored', async () => {

@@ -2,6 +2,7 @@ import { Column, DataSource, DeleteDateColumn, Entity, ManyToOne, PrimaryGenerat
 import { loadConfig } from '../config/app-config';
 import { PetEntity } from '../pets/pet.entity';
 import { PetStatus } from '../pets/pet-status';
+import { withEntitiesDatabase } from '../../test/support/entities-database';
 import { openDatabase } from './database.options';
 import { rowById } from './row-by-id';
 
@@ -69,22 +70,13 @@ describe('rowById (a real, migrated in-memory SQLite database)', () => {
   });
 
   it('refuses an entity with relations, unselected columns or soft delete, which findOneBy reads differently', async () => {
-    const other = new DataSource({
-      type: 'sqlite',
-      database: ':memory:',
-      entities: [Owner, Owned, Archived, Belonging],
-      synchronize: true,
-    });
-    await other.initialize();
-    try {
+    await withEntitiesDatabase({ entities: [Owner, Owned, Archived, Belonging] }, async (other) => {
       for (const entity of [Belonging, Owned, Archived]) {
         await expect(rowById(other.getRepository(entity))(1)).rejects.toThrow(
           `rowById: ${entity.name} is not an entity of plain columns`,
         );
       }
       await expect(rowById(other.getRepository(Owner))(1)).resolves.toBeNull();
-    } finally {
-      await other.destroy();
-    }
+    });
   });
 });
