@@ -7,7 +7,7 @@
  */
 import { EventEmitter } from 'node:events';
 import type { Request, Response } from 'express';
-import { httpMetrics } from '../src/observability/http-metrics';
+import { httpMetrics } from '../src/http/http-metrics';
 import { Metrics } from '../src/observability/metrics';
 import { PrometheusMetrics } from '../src/observability/prometheus-metrics';
 
@@ -23,7 +23,7 @@ function run(metrics: Metrics, middleware: ReturnType<typeof httpMetrics> | unde
     } as unknown as Request;
     const res = Object.assign(new EventEmitter(), { statusCode: STATUSES[i & 3], writableEnded: true });
     middleware?.(req, res as unknown as Response, () => undefined);
-    metrics.readCache('pet', (i & 3) !== 0);
+    metrics.readCache('row', (i & 3) !== 0);
     res.emit('close');
   }
   const used = process.cpuUsage(started);

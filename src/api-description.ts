@@ -1,4 +1,4 @@
-import { BEARER_CHALLENGE, INVALID_TOKEN_CHALLENGE } from './common/http/bearer-challenge';
+import { BEARER_CHALLENGE, INVALID_TOKEN_CHALLENGE } from './common/errors/bearer-challenge';
 import { MAX_EXACT_INTEGER } from './common/validation/int64';
 import { errorCatalogueTable } from './common/errors/error-codes';
 import { AppConfig } from './config/app-config';

@@ -1,23 +1,22 @@
 import { DynamicModule, Module, Provider } from '@nestjs/common';
-import type { Logger } from 'pino';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
+import type { Logger } from 'pino';
 import { ApiKeyGuard } from './auth/api-key.guard';
-import { AllExceptionsFilter } from './common/errors/all-exceptions.filter';
-import { createRootLogger } from './common/logging/loggers';
-import { LoggingModule } from './common/logging/logging.module';
 import { RequestValidationPipe } from './common/validation/request-validation.pipe';
 import { AppConfig } from './config/app-config';
 import { AppConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
-import { FEATURES } from './features';
+import { FEATURES, SCHEMAS } from './features';
+import { AllExceptionsFilter } from './http/all-exceptions.filter';
+import { createRootLogger } from './observability/logger';
 import { ObservabilityModule } from './observability/observability.module';
 import { RateLimitGuard } from './rate-limit/rate-limit.guard';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
 
 /**
  * The global guards, in the order they run: authentication first (it spends the per-address
- * abuse budget of requests without a valid key, before any key lookup), then the per-key
- * rate limit, which so only ever counts authenticated requests.
+ * budget of requests without a valid key), then the per-key limit, which so counts only
+ * authenticated requests.
  */
 export function globalGuards(config: AppConfig): Provider[] {
   return [
@@ -27,9 +26,9 @@ export function globalGuards(config: AppConfig): Provider[] {
 }
 
 /**
- * The application: configuration, logging, metrics, database, rate limits, the feature modules
- * of src/features.ts, and the global pipeline (guards, pipe and filter) as providers, so every
- * test that builds this module runs the real pipeline.
+ * The application: configuration, logging and metrics, the database, rate limits, the feature
+ * modules, and the global guards, pipe and filter as providers, so that every test that builds
+ * this module runs the real pipeline.
  */
 @Module({})
 export class AppModule {
@@ -38,9 +37,8 @@ export class AppModule {
       module: AppModule,
       imports: [
         AppConfigModule.forRoot(config),
-        LoggingModule.forRoot(logger),
-        ObservabilityModule.forRoot(config),
-        DatabaseModule.forRoot(config),
+        ObservabilityModule.forRoot(config, logger),
+        DatabaseModule.forRoot(config, SCHEMAS),
         RateLimitModule.forRoot(config),
         ...FEATURES.map((feature) => feature.module),
       ],

@@ -15,10 +15,8 @@ export interface Feature {
 }
 
 /**
- * Every feature module of the service, with its schema: the one list a new module is added to
- * (`npm run generate:module -- <name>` adds its line here). The app imports these modules; the
- * database runs these schemas' migrations, for the app and for the commands that open the
- * database without Nest (the TypeORM CLI, the key CLI, the migration check).
+ * Every feature module, the one list a new module is added to (`npm run generate:module` adds
+ * its line). The app imports these modules; the database runs their schemas' migrations.
  */
 export const FEATURES: readonly Feature[] = [
   { module: AuthModule, schema: AUTH_SCHEMA },
@@ -27,3 +25,8 @@ export const FEATURES: readonly Feature[] = [
   { module: PetsModule, schema: PETS_SCHEMA },
   // generate:module adds new features above this line
 ];
+
+/** The schemas of every feature, for the app and for the commands that open the database without Nest. */
+export const SCHEMAS: readonly ModuleSchema[] = FEATURES.flatMap((feature) =>
+  feature.schema ? [feature.schema] : [],
+);

@@ -67,7 +67,7 @@ describeWithPostgres('PostgreSQL going away under one instance (e2e)', () => {
     app = await startApp({
       DATABASE_URL: `postgres://postgres@127.0.0.1:${proxy.port}/postgres`,
       DATABASE_SCHEMA: SCHEMA,
-      PET_CACHE_SIZE: '0',
+      READ_CACHE_SIZE: '0',
     });
     http = app.getHttpServer();
   }, 60000);

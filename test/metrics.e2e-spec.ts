@@ -147,10 +147,10 @@ describe('metrics on (METRICS_PORT=0)', () => {
     expect(sample(text, 'petstore_idempotency_conflicts_total{reason="body_mismatch"}')).toBe(1);
     expect(sample(text, 'petstore_idempotency_conflicts_total{reason="in_flight"}')).toBe(0);
     expect(
-      sample(text, 'petstore_read_cache_lookups_total{cache="pet",result="hit"}'),
+      sample(text, 'petstore_read_cache_lookups_total{cache="row",result="hit"}'),
     ).toBeGreaterThanOrEqual(1);
     expect(
-      sample(text, 'petstore_read_cache_lookups_total{cache="pet",result="miss"}'),
+      sample(text, 'petstore_read_cache_lookups_total{cache="row",result="miss"}'),
     ).toBeGreaterThanOrEqual(1);
     expect(sample(text, 'petstore_rate_limited_total{limit="per_key"}')).toBe(0);
     expect(text).toMatch(/^petstore_build_info\{version="1\.0\.0",nodejs_version="v\d+\.\d+\.\d+"\} 1$/m);

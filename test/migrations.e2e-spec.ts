@@ -7,13 +7,16 @@ import { getRepositoryToken } from '@nestjs/typeorm';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { loadConfig } from '../src/config/app-config';
-import { schemaDrift } from '../src/database/migration-check';
-import { ALL_ENTITIES, ALL_MIGRATIONS } from '../src/database/schema';
+import { schemaDrift } from '../src/cli/migration-check';
+import { entitiesOf, migrationsOf } from '../src/database/module-schema';
+import { SCHEMAS } from '../src/features';
 import { IDEMPOTENCY_SCHEMA } from '../src/idempotency/idempotency.schema';
 import { startApp, TEST_DATABASE_URL, tempDir } from './support/app';
 import { entitiesWithUnmigratedColumn } from './support/unmigrated-column';
 
 const ROOT = join(__dirname, '..');
+const ALL_ENTITIES = entitiesOf(SCHEMAS);
+const ALL_MIGRATIONS = migrationsOf(SCHEMAS);
 const run = promisify(execFile);
 
 /** SQLite, or the PostgreSQL server of TEST_DATABASE_URL: the check makes its own scratch database. */
@@ -43,7 +46,7 @@ async function migrationCheck(cwd: string, preload?: string): Promise<CommandRes
     '-r',
     require.resolve('ts-node/register/transpile-only'),
     ...preloads,
-    join(ROOT, 'src/database/migration-check.ts'),
+    join(ROOT, 'src/cli/migration-check.ts'),
   ];
   try {
     const { stdout, stderr } = await run(process.execPath, args, { cwd, env, timeout: 60_000 });
@@ -105,7 +108,7 @@ describe(`Migrations and entities (${database})`, () => {
         scripts: Record<string, string>;
       };
       expect(scripts['migration:check']).toBe(
-        'node -r ts-node/register/transpile-only src/database/migration-check.ts',
+        'node -r ts-node/register/transpile-only src/cli/migration-check.ts',
       );
     });
 

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { DataSource } from 'typeorm';
-import { PetCache } from '../src/pets/pet-cache';
 import { PetEntity } from '../src/pets/pet.entity';
+import { ResourceStores } from '../src/database/resource-store';
 import { startApp } from './support/app';
 import { asRaw, call, expectError, HttpReply, listenWithTimeouts } from './support/raw-http';
 import { SOAK } from './support/soak';
@@ -263,7 +263,7 @@ describe('Properties (e2e, fast-check)', () => {
     // Deleting behind the service's back, the test also drops what the service has cached.
     const emptyTable = async () => {
       await app.get(DataSource).createQueryBuilder().delete().from(PetEntity).execute();
-      app.get(PetCache).clear();
+      app.get(ResourceStores).clearCache();
     };
 
     it(
@@ -316,7 +316,7 @@ describe('Properties (e2e, fast-check)', () => {
 
     beforeAll(async () => {
       await app.get(DataSource).createQueryBuilder().delete().from(PetEntity).execute();
-      app.get(PetCache).clear();
+      app.get(ResourceStores).clearCache();
       for (let index = 0; index < 30; index += 1) {
         const reply = await call(
           port,

@@ -3,8 +3,9 @@ import { Reflector } from '@nestjs/core';
 import { createHash } from 'node:crypto';
 import type { Request } from 'express';
 import { ApiException } from '../common/errors/api-exception';
-import { AbuseLimiter, MemoryCounters } from './abuse-limiter';
-import { REALM } from '../common/http/bearer-challenge';
+import { REALM } from '../common/errors/bearer-challenge';
+import { AbuseLimiter } from '../rate-limit/abuse-limiter';
+import { MemoryCounters } from '../rate-limit/counters';
 import { ApiKeyGuard } from './api-key.guard';
 import { ApiKeyStore } from './api-key.store';
 import { ApiKeysService, KeyVerdict } from './api-keys.service';
@@ -33,15 +34,12 @@ function fakeStoredKeys(...keys: string[]): FakeStoredKeys {
   };
 }
 
-function guardWith(
-  configured: string[],
-  stored: FakeStoredKeys,
-  abuse = new AbuseLimiter(null, 1),
-): ApiKeyGuard {
+function guardWith(configured: string[], stored: FakeStoredKeys, abuse?: AbuseLimiter): ApiKeyGuard {
   return new ApiKeyGuard(
     new Reflector(),
     new ApiKeyStore(configured),
     stored as unknown as ApiKeysService,
+    undefined,
     abuse,
   );
 }
@@ -208,12 +206,7 @@ describe('ApiKeyGuard', () => {
     const keys = new ApiKeyStore([KEY]);
     const isValid = jest.spyOn(keys, 'isValid');
     const ownerOf = jest.spyOn(keys, 'ownerOf');
-    const publicGuard = new ApiKeyGuard(
-      new Reflector(),
-      keys,
-      storedKeys as unknown as ApiKeysService,
-      new AbuseLimiter(null, 1),
-    );
+    const publicGuard = new ApiKeyGuard(new Reflector(), keys, storedKeys as unknown as ApiKeysService);
 
     await expect(
       publicGuard.canActivate(contextFor('Bearer wrong-key-0123456789', PublicController)),

@@ -1,14 +1,14 @@
-import { CanActivate, ExecutionContext, Injectable, Optional } from '@nestjs/common';
+import { CanActivate, ExecutionContext, Inject, Injectable, Optional } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { ApiException } from '../common/errors/api-exception';
 import { TOKEN68 } from '../common/validation/api-key-format';
+import { BEARER_CHALLENGE, INVALID_TOKEN_CHALLENGE } from '../common/errors/bearer-challenge';
 import { Metrics } from '../observability/metrics';
-import { AbuseLimiter } from './abuse-limiter';
 import { ApiKeyStore, digest } from './api-key.store';
 import { ApiKeysService, KeyVerdict } from './api-keys.service';
-import { BEARER_CHALLENGE, INVALID_TOKEN_CHALLENGE } from '../common/http/bearer-challenge';
 import { setCaller } from './caller';
+import { FAILED_AUTH_BUDGET, FailedAuthBudget } from './failed-auth-budget';
 import { IS_PUBLIC } from './public.decorator';
 
 const BEARER_SCHEME = /^bearer(\s|$)/i;
@@ -31,8 +31,9 @@ export class ApiKeyGuard implements CanActivate {
     private readonly reflector: Reflector,
     private readonly configuredKeys: ApiKeyStore,
     private readonly storedKeys: ApiKeysService,
-    private readonly abuse: AbuseLimiter,
     @Optional() private readonly metrics: Metrics = new Metrics(),
+    /** Absent when rate limits are off. */
+    @Optional() @Inject(FAILED_AUTH_BUDGET) private readonly budget?: FailedAuthBudget,
   ) {}
 
   /**
@@ -65,7 +66,7 @@ export class ApiKeyGuard implements CanActivate {
     } else {
       await this.withinBudget(request);
     }
-    await this.abuse.failed(addressOf(request));
+    await this.budget?.failed(addressOf(request));
     if (header === undefined || !BEARER_SCHEME.test(header)) {
       this.metrics.authFailure('missing');
       throw new ApiException(
@@ -100,7 +101,7 @@ export class ApiKeyGuard implements CanActivate {
 
   /** Refuses the request (429) when its address has spent the budget of requests without a valid key. */
   private async withinBudget(request: Request): Promise<void> {
-    const refusal = await this.abuse.refusal(addressOf(request));
+    const refusal = await this.budget?.refusal(addressOf(request));
     if (refusal) {
       this.metrics.rateLimited('auth_failures');
       throw refusal;

@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto';
 import { DataSource, Repository } from 'typeorm';
 import { isWellFormedApiKey } from '../common/validation/api-key-format';
-import { loadConfig } from '../config/app-config';
-import { openDatabase } from '../database/database.options';
+import { openMigratedDatabase } from '../../test/support/database';
 import { ApiKeyEntity } from './api-key.entity';
 import {
   ApiKeyError,
@@ -67,7 +66,7 @@ describe('ApiKeysService (in-memory SQLite)', () => {
   let service: ApiKeysService;
 
   beforeEach(async () => {
-    dataSource = await openDatabase(loadConfig({ DATABASE_PATH: ':memory:' }));
+    dataSource = await openMigratedDatabase();
     repository = dataSource.getRepository(ApiKeyEntity);
     service = new ApiKeysService(repository);
   });

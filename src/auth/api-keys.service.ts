@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { boundedLru } from '../common/memory/bounded-lru';
+import { boundedLru } from '../common/bounded-lru';
 import { randomBytes } from 'node:crypto';
 import { IsNull, Repository } from 'typeorm';
 import { readWithRetry } from '../database/outage';

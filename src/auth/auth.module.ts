@@ -2,7 +2,6 @@ import { Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
-import { createAbuseLimiter, AbuseLimiter } from './abuse-limiter';
 import { ApiKeyGuard } from './api-key.guard';
 import { ApiKeyStore } from './api-key.store';
 import { ApiKeysService } from './api-keys.service';
@@ -11,10 +10,7 @@ import { setUpKeys } from './key-setup';
 
 export const KEY_SETUP = Symbol('KEY_SETUP');
 
-/**
- * Authentication: the API keys of `API_KEYS` and the stored ones, the global guard that checks
- * them, the per-address abuse limiter it spends, and the first-run key setup.
- */
+/** Authentication: the keys of `API_KEYS` and the stored ones, the guard, and the first-run key setup. */
 @Global()
 @Module({
   imports: [TypeOrmModule.forFeature([...AUTH_SCHEMA.entities])],
@@ -29,16 +25,6 @@ export const KEY_SETUP = Symbol('KEY_SETUP');
       provide: ApiKeyStore,
       inject: [APP_CONFIG],
       useFactory: (config: AppConfig) => new ApiKeyStore(config.apiKeys),
-    },
-    {
-      provide: AbuseLimiter,
-      inject: [APP_CONFIG],
-      useFactory: (config: AppConfig) =>
-        createAbuseLimiter({
-          enabled: config.rateLimitEnabled,
-          limit: config.authFailuresPerMinute,
-          redisUrl: config.redisUrl,
-        }),
     },
     ApiKeyGuard,
   ],

@@ -6,7 +6,8 @@ import { ApiKeyEntity } from '../auth/api-key.entity';
 import { ApiKeyError, ApiKeysService } from '../auth/api-keys.service';
 import { AppConfig, describeDatabase } from '../config/app-config';
 import { configFromEnvironment } from '../config/environment';
-import { openDatabase } from '../database/database.options';
+import { dataSourceOptions, openDatabase } from '../database/database.options';
+import { SCHEMAS } from '../features';
 
 const USAGE = `usage: npm run apikey -- <command> [--init]
   create --name <client>   create a key for a client and print it (shown only this once)
@@ -135,7 +136,7 @@ export async function apiKeyCli(argv: string[], config: AppConfig, io: Output): 
   io.err(`apikey: database ${describeDatabase(config)}`);
   let dataSource: DataSource | undefined;
   try {
-    dataSource = await openDatabase(config);
+    dataSource = await openDatabase(config, dataSourceOptions(config, SCHEMAS));
     await run(command, args, new ApiKeysService(dataSource.getRepository(ApiKeyEntity)), io);
     return EXIT_OK;
   } catch (error) {

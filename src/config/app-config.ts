@@ -15,12 +15,6 @@ import {
   Satisfies,
 } from './environment.rules';
 
-/** Animals kept in the read cache when PET_CACHE_SIZE is not set. */
-export const DEFAULT_PET_CACHE_SIZE = 20000;
-
-/** Megabytes the read caches may hold when PET_CACHE_MB is not set. */
-export const DEFAULT_PET_CACHE_MB = 16;
-
 const SQLITE_SYNCHRONOUS_MODES = ['FULL', 'NORMAL'] as const;
 export type SqliteSynchronous = (typeof SQLITE_SYNCHRONOUS_MODES)[number];
 
@@ -62,10 +56,10 @@ export interface AppConfig {
   readonly authFailuresPerMinute: number;
   /** Redis shared by every instance for rate-limit counters; unset: counters in process. */
   readonly redisUrl: string | null;
-  /** Animals kept in the in-process read cache (PET_CACHE_SIZE); 0 turns the caches off. */
-  readonly petCacheSize: number;
-  /** Megabytes the read caches may hold together, estimated (PET_CACHE_MB). */
-  readonly petCacheMegabytes: number;
+  /** Rows and full pages kept in the in-process read cache (READ_CACHE_SIZE); 0 turns it off. */
+  readonly readCacheSize: number;
+  /** Megabytes the read cache may hold, estimated (READ_CACHE_MB). */
+  readonly readCacheMegabytes: number;
   readonly sqliteSynchronous: SqliteSynchronous;
   /** Milliseconds a writer waits for a lock before SQLite reports busy. */
   readonly sqliteBusyTimeoutMs: number;
@@ -180,10 +174,10 @@ export class EnvironmentVariables {
   REDIS_URL?: string;
 
   @Integer(0, 10_000_000)
-  PET_CACHE_SIZE = DEFAULT_PET_CACHE_SIZE;
+  READ_CACHE_SIZE = 20000;
 
   @Integer(1, 4096)
-  PET_CACHE_MB = DEFAULT_PET_CACHE_MB;
+  READ_CACHE_MB = 16;
 
   @OneOf(SQLITE_SYNCHRONOUS_MODES, { ignoreCase: true })
   SQLITE_SYNCHRONOUS: SqliteSynchronous = 'FULL';
@@ -268,8 +262,8 @@ function appConfigFrom(variables: EnvironmentVariables): AppConfig {
     rateLimitPerMinute: variables.RATE_LIMIT_PER_MINUTE,
     authFailuresPerMinute: variables.AUTH_FAILURES_PER_MINUTE,
     redisUrl: variables.REDIS_URL ?? null,
-    petCacheSize: variables.PET_CACHE_SIZE,
-    petCacheMegabytes: variables.PET_CACHE_MB,
+    readCacheSize: variables.READ_CACHE_SIZE,
+    readCacheMegabytes: variables.READ_CACHE_MB,
     sqliteSynchronous: variables.SQLITE_SYNCHRONOUS,
     sqliteBusyTimeoutMs: variables.SQLITE_BUSY_TIMEOUT_MS,
     apiKeys: variables.API_KEYS,

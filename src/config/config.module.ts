@@ -1,11 +1,12 @@
-import { DynamicModule, Global, Inject, Module } from '@nestjs/common';
+import { DynamicModule, Global, Module } from '@nestjs/common';
 import { AppConfig } from './app-config';
 
 export const APP_CONFIG = Symbol('APP_CONFIG');
 
-/** Injects the typed, validated configuration. */
-export const InjectConfig = (): ParameterDecorator => Inject(APP_CONFIG);
-
+/**
+ * The configuration, injected as APP_CONFIG into feature modules (listed as classes in
+ * features.ts); the app's own modules are handed it by `forRoot` instead.
+ */
 @Global()
 @Module({})
 export class AppConfigModule {

@@ -1,27 +1,42 @@
-import { DynamicModule, Module } from '@nestjs/common';
+import { DynamicModule, Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSourceOptions } from 'typeorm';
+import { ERROR_TRANSLATOR } from '../common/errors/api-exception';
 import { AppConfig } from '../config/app-config';
+import { ModuleSchema } from './module-schema';
 import { dataSourceOptions, openDatabase } from './database.options';
+import { translateOutage } from './outage';
+import { READ_CACHE_OPTIONS, ResourceStores } from './resource-store';
 
+/**
+ * The database of the modules' schemas (migrated at start), the stores modules read and write
+ * through, and the 503 the exception filter answers while the database is away.
+ */
+@Global()
 @Module({})
 export class DatabaseModule {
-  static forRoot(config: AppConfig): DynamicModule {
+  static forRoot(config: AppConfig, schemas: readonly ModuleSchema[]): DynamicModule {
     return {
       module: DatabaseModule,
       imports: [
         TypeOrmModule.forRootAsync({
-          // No retries: a database that can't be opened is a configuration error to report now.
-          // Entities come from the feature modules imported (TypeOrmModule.forFeature).
+          // No retries: a database that cannot be opened is a configuration error to report now.
           useFactory: () => ({
-            ...dataSourceOptions(config),
+            ...dataSourceOptions(config, schemas),
             entities: [],
             autoLoadEntities: true,
             retryAttempts: 0,
           }),
-          dataSourceFactory: (options?: DataSourceOptions) => openDatabase(config, options),
+          dataSourceFactory: (options?: DataSourceOptions) =>
+            openDatabase(config, options ?? dataSourceOptions(config, schemas)),
         }),
       ],
+      providers: [
+        { provide: READ_CACHE_OPTIONS, useValue: config },
+        ResourceStores,
+        { provide: ERROR_TRANSLATOR, useFactory: translateOutage },
+      ],
+      exports: [ResourceStores, ERROR_TRANSLATOR],
     };
   }
 }

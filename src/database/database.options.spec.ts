@@ -1,10 +1,14 @@
 import * as sqlite3 from 'sqlite3';
 import { DataSource } from 'typeorm';
 import { loadConfig } from '../config/app-config';
+import { SCHEMAS } from '../features';
 import { dataSourceOptions, SQLITE3_DRIVER } from './database.options';
 
 /** The app's options on a throwaway database, without TypeORM logging the expected failure. */
-const options = () => ({ ...dataSourceOptions(loadConfig({ DATABASE_PATH: ':memory:' })), logging: false });
+const options = () => ({
+  ...dataSourceOptions(loadConfig({ DATABASE_PATH: ':memory:' }), SCHEMAS),
+  logging: false,
+});
 
 describe('dataSourceOptions', () => {
   it('gives TypeORM the sqlite3 driver without the per-query stack traces of verbose mode', async () => {

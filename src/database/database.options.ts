@@ -4,36 +4,31 @@ import * as sqlite3 from 'sqlite3';
 import { DataSource, DataSourceOptions } from 'typeorm';
 import { AppConfig } from '../config/app-config';
 import { AppDataSource } from './dialect';
-import { ALL_ENTITIES, ALL_MIGRATIONS } from './schema';
+import { entitiesOf, migrationsOf, ModuleSchema } from './module-schema';
 
-/** Any number, shared by every instance: the PostgreSQL advisory lock held while migrating. */
+/** Any number, the same on every instance: the PostgreSQL advisory lock held while migrating. */
 const MIGRATION_LOCK_ID = 7_348_214_901;
 
 /**
- * The sqlite3 driver as TypeORM should get it. TypeORM calls `verbose()` on the driver, which
- * patches every query method to capture a stack trace and `util.inspect` the SQL and parameters
- * on each call, only to lengthen error traces (its cost: docs/performance.md). This view of
- * the module answers `verbose()` with itself; errors keep SQLite's code and message.
+ * The sqlite3 driver without `verbose()`: TypeORM calls it, and it makes every query capture a
+ * stack trace and inspect its SQL only to lengthen error traces (docs/architecture.md).
  */
 export const SQLITE3_DRIVER: typeof sqlite3 = Object.create(sqlite3, {
   verbose: { value: () => SQLITE3_DRIVER },
 }) as typeof sqlite3;
 
 /**
- * The TypeORM options for the configured database. Migrations are applied by `openDatabase`
- * (under a lock), never `synchronize`. SQLite: WAL so readers never wait for the writer, and a
- * busy timeout so a writer waits for the lock instead of failing. PostgreSQL: a bounded pool,
- * timeouts, and int8 parsed as numbers (the values we store stay below 2^53).
+ * The TypeORM options of the configured database, with the modules' schemas. Migrations run in
+ * `openDatabase`, never `synchronize`. SQLite: WAL and a busy timeout. PostgreSQL: a bounded
+ * pool, timeouts, and int8 read as numbers (our values stay below 2^53).
  */
-export function dataSourceOptions(config: AppConfig): DataSourceOptions {
+export function dataSourceOptions(config: AppConfig, schemas: readonly ModuleSchema[]): DataSourceOptions {
   const common = {
-    entities: [...ALL_ENTITIES],
-    migrations: [...ALL_MIGRATIONS],
+    entities: entitiesOf(schemas),
+    migrations: migrationsOf(schemas),
     migrationsRun: false,
     synchronize: false,
-    // Failed queries surface as errors, which the filter logs once with their stack; TypeORM's own
-    // log would repeat them with their parameters, and expected conflicts (a unique index
-    // deciding between concurrent idempotent requests) are not errors.
+    // Failed queries reach the exception filter, which logs them once.
     logging: false,
   };
   if (config.databaseUrl !== null) {
@@ -64,7 +59,7 @@ export function dataSourceOptions(config: AppConfig): DataSourceOptions {
   };
 }
 
-/** Applies pending migrations; on PostgreSQL one instance at a time (advisory lock), the others wait. */
+/** Applies pending migrations; on PostgreSQL one instance at a time, under an advisory lock. */
 async function migrate(dataSource: DataSource, config: AppConfig): Promise<void> {
   if (dataSource.options.type !== 'postgres') {
     await dataSource.runMigrations({ transaction: 'each' });
@@ -82,25 +77,16 @@ async function migrate(dataSource: DataSource, config: AppConfig): Promise<void>
 }
 
 /**
- * SQLite's durability mode. `FULL` (default): a committed row survives a process crash and a
- * power loss. `NORMAL`: survives a process crash, may lose the last commits on power loss.
- * TypeORM's SQLite driver holds one connection, so setting it once covers every query.
+ * Connects, migrates and sets SQLite's durability (`FULL`: a commit survives a power loss;
+ * `NORMAL`: a process crash). TypeORM's SQLite driver holds one connection, so one PRAGMA does.
  */
-async function applyDurability(dataSource: DataSource, config: AppConfig): Promise<void> {
-  if (dataSource.options.type === 'sqlite') {
-    await dataSource.query(`PRAGMA synchronous = ${config.sqliteSynchronous}`);
-  }
-}
-
-/** Connects, applies pending migrations and sets durability: what the app and the CLI both need. */
-export async function openDatabase(
-  config: AppConfig,
-  options = dataSourceOptions(config),
-): Promise<DataSource> {
+export async function openDatabase(config: AppConfig, options: DataSourceOptions): Promise<DataSource> {
   const dataSource = await new AppDataSource(options).initialize();
   try {
     await migrate(dataSource, config);
-    await applyDurability(dataSource, config);
+    if (dataSource.options.type === 'sqlite') {
+      await dataSource.query(`PRAGMA synchronous = ${config.sqliteSynchronous}`);
+    }
   } catch (error) {
     await dataSource.destroy();
     throw error;

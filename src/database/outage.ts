@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { ApiException } from '../common/errors/api-exception';
+import { ApiException, ErrorTranslator } from '../common/errors/api-exception';
 
 /** What a client is told to wait before retrying while the database is unavailable. */
 export const OUTAGE_RETRY_AFTER_SECONDS = 2;
@@ -21,18 +21,10 @@ const NETWORK_CODES = new Set([
   'EAI_AGAIN',
 ]);
 
-/**
- * PostgreSQL SQLSTATEs of a server that is away or refusing work for now: class 08
- * (connection exception), admin/crash shutdown and "the database system is starting up /
- * shutting down" (57P01..57P03), too many connections (53300), out of disk or memory (53100,
- * 53200).
- */
+/** PostgreSQL SQLSTATEs of a server away or refusing work: class 08, 57P01-03, 53100-53300. */
 const POSTGRES_CODES = /^(08[0-9A-Z]{3}|57P0[1-3]|53[1-3]00)$/;
 
-/**
- * SQLite result codes of a database that cannot work right now: locked past the busy timeout,
- * disk full, read-only file or folder, I/O error, file that cannot be opened.
- */
+/** SQLite: locked past the busy timeout, disk full, read-only, I/O error, cannot open. */
 const SQLITE_CODES = new Set([
   'SQLITE_BUSY',
   'SQLITE_FULL',
@@ -45,10 +37,7 @@ const SQLITE_CODES = new Set([
 const POSTGRES_MESSAGES =
   /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed|Connection ended|terminating connection)/i;
 
-/**
- * TypeORM's errors for a transaction whose connection was dropped when it broke: nothing more
- * was sent on it, and the server rolls the transaction back.
- */
+/** TypeORM's errors for a transaction whose connection broke: the server rolls it back. */
 const RELEASED_RUNNER = new Set([
   'QueryRunnerAlreadyReleasedError',
   'QueryRunnerProviderAlreadyReleasedError',
@@ -81,10 +70,7 @@ function* layers(error: unknown): Generator<object> {
   }
 }
 
-/**
- * Why `error` means the database is unavailable (a short cause for the log), or undefined when
- * it is any other error. Never SQL or parameters: only codes and the driver's first words.
- */
+/** Why `error` means the database is unavailable (codes and first words, never SQL), or undefined. */
 export function databaseOutageCause(error: unknown): string | undefined {
   for (const layer of layers(error)) {
     const code = codeOf(layer);
@@ -131,10 +117,7 @@ export function serviceUnavailable(): ApiException {
   });
 }
 
-/**
- * Logs database outages as warnings, once per burst: the first failure of a burst with its
- * cause, then nothing until the failures have stopped for a while.
- */
+/** Logs database outages as warnings, once per burst of failures. */
 export class OutageLog {
   private readonly logger = new Logger('Database');
   private lastFailure = -Infinity;
@@ -149,4 +132,14 @@ export class OutageLog {
       this.logger.warn(`database unavailable, answering 503 until it is back: ${cause}`);
     }
   }
+}
+
+/** For the exception filter: an outage becomes 503 `service_unavailable`, logged once per burst. */
+export function translateOutage(log = new OutageLog()): ErrorTranslator {
+  return (error) => {
+    const cause = databaseOutageCause(error);
+    if (cause === undefined) return undefined;
+    log.report(cause);
+    return serviceUnavailable();
+  };
 }

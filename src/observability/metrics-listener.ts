@@ -1,17 +1,10 @@
 import { createServer, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import {
-  BeforeApplicationShutdown,
-  Inject,
-  Injectable,
-  OnApplicationBootstrap,
-  OnModuleInit,
-} from '@nestjs/common';
+import { BeforeApplicationShutdown, OnApplicationBootstrap, OnModuleInit } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { DataSource, Logger as TypeOrmLogger } from 'typeorm';
 import { AppConfig } from '../config/app-config';
-import { InjectConfig } from '../config/config.module';
-import { isPrometheus, Metrics } from './metrics';
+import { Metrics } from './metrics';
 import { shutdownTracing } from './tracing-state';
 
 export const METRICS_PATH = '/metrics';
@@ -25,18 +18,15 @@ interface PgPool {
 }
 
 /**
- * The metrics' own HTTP listener (METRICS_HOST:METRICS_PORT, 127.0.0.1 by default): only
- * `GET /metrics`, in the Prometheus text format; the API's port never serves it. Also hooks the
- * database into the metrics (query errors, the PostgreSQL pool), and flushes the spans still
- * buffered when the app shuts down.
+ * The metrics' own listener (METRICS_HOST:METRICS_PORT): only `GET /metrics`, never on the API's
+ * port. Also hooks the database into the metrics, and flushes buffered spans at shutdown.
  */
-@Injectable()
 export class MetricsListener implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown {
   private server: Server | undefined;
 
   constructor(
-    @Inject(Metrics) private readonly metrics: Metrics,
-    @InjectConfig() private readonly config: AppConfig,
+    private readonly metrics: Metrics,
+    private readonly config: Pick<AppConfig, 'metricsPort' | 'metricsHost'>,
     private readonly moduleRef: ModuleRef,
   ) {}
 
@@ -49,7 +39,7 @@ export class MetricsListener implements OnModuleInit, OnApplicationBootstrap, Be
   }
 
   onModuleInit(): void {
-    if (!isPrometheus(this.metrics)) return;
+    if (!this.metrics.enabled) return;
     const dataSource = this.moduleRef.get(DataSource, { strict: false });
     countQueryErrors(dataSource, this.metrics);
     if (dataSource.options.type === 'postgres') {
@@ -66,16 +56,15 @@ export class MetricsListener implements OnModuleInit, OnApplicationBootstrap, Be
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    if (!isPrometheus(this.metrics) || this.config.metricsPort === null) return;
-    const registry = this.metrics.registry;
+    if (!this.metrics.enabled || this.config.metricsPort === null) return;
     const server = createServer((req, res) => {
       const path = (req.url ?? '').split('?')[0];
       if (path !== METRICS_PATH || (req.method !== 'GET' && req.method !== 'HEAD')) {
         res.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8' }).end('Not found: see /metrics\n');
         return;
       }
-      registry.metrics().then(
-        (text) => res.writeHead(200, { 'Content-Type': registry.contentType }).end(text),
+      this.metrics.render().then(
+        ({ contentType, text }) => res.writeHead(200, { 'Content-Type': contentType }).end(text),
         () => res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' }).end('Metrics failed\n'),
       );
     });

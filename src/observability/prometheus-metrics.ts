@@ -7,7 +7,7 @@ import {
   Metrics,
   PoolStats,
   RateLimitKind,
-  ReadCacheName,
+  ReadCacheKind,
 } from './metrics';
 
 /** The OpenTelemetry recommendation for `http.server.request.duration`, in seconds. */
@@ -53,7 +53,7 @@ export class PrometheusMetrics extends Metrics {
   private readonly rateLimitRefusals: Counter<'limit'>;
   private readonly replays: Counter;
   private readonly conflicts: Counter<'reason'>;
-  private readonly cacheLookups: { [cache in ReadCacheName]: { hit: Increment; miss: Increment } };
+  private readonly cacheLookups: { [cache in ReadCacheKind]: { hit: Increment; miss: Increment } };
   private readonly queryErrors: Counter<'db_system'>;
   private databaseSystem = 'sqlite';
 
@@ -109,16 +109,17 @@ export class PrometheusMetrics extends Metrics {
     for (const reason of ['in_flight', 'body_mismatch']) this.conflicts.labels(reason).inc(0);
     const lookups = new Counter({
       name: 'petstore_read_cache_lookups_total',
-      help: 'Lookups in the in-process read caches, by cache (pet: by id, page: full pages) and result.',
+      help: 'Lookups in the in-process read cache, by kind (row: by id, page: full pages) and result.',
       labelNames: ['cache', 'result'],
       registers,
     });
-    for (const cache of ['pet', 'page'])
-      for (const result of ['hit', 'miss']) lookups.labels(cache, result).inc(0);
-    this.cacheLookups = {
-      pet: { hit: lookups.labels('pet', 'hit'), miss: lookups.labels('pet', 'miss') },
-      page: { hit: lookups.labels('page', 'hit'), miss: lookups.labels('page', 'miss') },
+    const counters = (cache: ReadCacheKind) => {
+      const [hit, miss] = [lookups.labels(cache, 'hit'), lookups.labels(cache, 'miss')];
+      hit.inc(0);
+      miss.inc(0);
+      return { hit, miss };
     };
+    this.cacheLookups = { row: counters('row'), page: counters('page') };
     this.queryErrors = new Counter({
       name: 'db_client_query_errors_total',
       help: 'Database queries that failed (constraint violations included), by database system.',
@@ -137,8 +138,7 @@ export class PrometheusMetrics extends Metrics {
     return true;
   }
 
-  /** The database the query errors are counted for, and the PostgreSQL pool to report on (none on SQLite). */
-  watchDatabase(system: string, pool?: () => PoolStats): void {
+  override watchDatabase(system: string, pool?: () => PoolStats): void {
     this.databaseSystem = system;
     this.queryErrors.labels(system).inc(0);
     if (pool) this.watchPool(pool);
@@ -175,11 +175,15 @@ export class PrometheusMetrics extends Metrics {
     });
   }
 
-  requestStarted(): void {
+  override async render(): Promise<{ contentType: string; text: string }> {
+    return { contentType: this.registry.contentType, text: await this.registry.metrics() };
+  }
+
+  override requestStarted(): void {
     this.inFlight.inc();
   }
 
-  requestEnded(method: string, route: string, statusCode: number, seconds: number): void {
+  override requestEnded(method: string, route: string, statusCode: number, seconds: number): void {
     this.inFlight.dec();
     const key = `${method} ${statusCode} ${route}`;
     let observe = this.observers.get(key);
@@ -211,7 +215,7 @@ export class PrometheusMetrics extends Metrics {
     this.conflicts.labels(reason).inc();
   }
 
-  override readCache(cache: ReadCacheName, hit: boolean): void {
+  override readCache(cache: ReadCacheKind, hit: boolean): void {
     const counters = this.cacheLookups[cache];
     (hit ? counters.hit : counters.miss).inc();
   }

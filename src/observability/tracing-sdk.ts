@@ -11,7 +11,7 @@ import { OTLPTraceExporter as JsonTraceExporter } from '@opentelemetry/exporter-
 import { OTLPTraceExporter as ProtobufTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import { ConsoleSpanExporter, ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace';
-import { REDACTED, redactUrl } from '../common/logging/redact';
+import { REDACTED, redactUrl } from './redact';
 import { Sqlite3Instrumentation } from './sqlite3-instrumentation';
 import { registerTracing, SERVER_SPAN_IDS, TraceIds } from './tracing-state';
 

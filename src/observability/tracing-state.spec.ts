@@ -1,5 +1,5 @@
 import pino from 'pino';
-import { PinoNestLogger } from '../common/logging/nest-logger';
+import { PinoNestLogger } from './nest-logger';
 import {
   activeTraceIds,
   registerTracing,

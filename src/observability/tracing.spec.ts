@@ -1,5 +1,5 @@
 /* eslint-disable @typescript-eslint/no-require-imports */
-import { REDACTED } from '../common/logging/redact';
+import { REDACTED } from './redact';
 
 type TracingModule = typeof import('./tracing');
 

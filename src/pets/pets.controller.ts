@@ -1,11 +1,10 @@
 import { Body, Controller, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiCreatedResponse, ApiHeader, ApiOkResponse } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { JsonTexts, sendJsonText } from '../common/http/json-answer';
-import { locationHeaderDocs } from '../common/http/resource-location';
+import { ApiErrors } from '../common/openapi/api-errors.decorator';
 import { ApiResource } from '../common/openapi/api-resource.decorator';
 import { nextLinkHeaderDocs, setNextLink } from '../common/pagination/next-link';
-import { ApiErrors } from '../common/openapi/api-errors.decorator';
+import { locationHeaderDocs } from '../common/resource-location';
 import { ApiIdParam, IdPipe } from '../common/validation/id.pipe';
 import { IDEMPOTENCY_KEY_HEADER_DOCS, IdempotentRequests } from '../idempotency/idempotent-requests';
 import { DEPRECATION_HEADER_DOCS } from './deprecation';
@@ -15,14 +14,14 @@ import { PetDto } from './dto/pet.dto';
 import { PetEntity } from './pet.entity';
 import { PetsService } from './pets.service';
 
-// Summaries, descriptions and `deprecated` come from the doc comments (the @nestjs/swagger
-// plugin); the decorators say what it cannot infer: response descriptions, headers, errors.
-@ApiResource('Pets', 'The animals of the catalogue.')
-@Controller('pets')
-export class PetsController {
-  /** The answers of what the service hands out again (its cached pages and animals). */
-  private readonly answers = new JsonTexts();
+/** The collection's path under /v1, as in `Location` and `Link`. */
+const COLLECTION = 'pets';
 
+// Summaries and descriptions come from the doc comments (the @nestjs/swagger plugin); the
+// decorators say what it cannot infer: response descriptions, headers and errors.
+@ApiResource('Pets', 'The animals of the catalogue.')
+@Controller(COLLECTION)
+export class PetsController {
   constructor(
     private readonly pets: PetsService,
     private readonly idempotent: IdempotentRequests,
@@ -40,14 +39,16 @@ export class PetsController {
   @ApiOkResponse({
     type: [PetDto],
     description: 'Success: the page of animals (Pets).',
-    headers: nextLinkHeaderDocs('pets', 'animals', ['status']),
+    headers: nextLinkHeaderDocs(COLLECTION, 'animals', ['status']),
   })
   @ApiErrors([400, 401, 429, 500, 503])
-  async listPets(@Query() query: ListPetsQueryDto, @Res() res: Response): Promise<void> {
+  async listPets(
+    @Query() query: ListPetsQueryDto,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<PetDto[]> {
     const page = await this.pets.list(query);
-    setNextLink(res, 'pets', { limit: query.limit, status: query.status }, page.nextCursor);
-    const body = this.answers.of(page.items, () => page.items.map((pet) => PetDto.fromEntity(pet)));
-    sendJsonText(res, 200, body);
+    setNextLink(res, COLLECTION, { limit: query.limit, status: query.status }, page.nextCursor);
+    return page.items.map((pet) => PetDto.fromEntity(pet));
   }
 
   /**
@@ -60,7 +61,7 @@ export class PetsController {
   @ApiCreatedResponse({
     type: PetDto,
     description: 'Animal added.',
-    headers: locationHeaderDocs('pets', 'animal'),
+    headers: locationHeaderDocs(COLLECTION, 'animal'),
   })
   @ApiHeader(IDEMPOTENCY_KEY_HEADER_DOCS)
   @ApiErrors([400, 401, 409, 413, 415, 422, 429, 500, 503])
@@ -72,7 +73,7 @@ export class PetsController {
     return this.idempotent.create(
       req,
       res,
-      'pets',
+      COLLECTION,
       (inTransaction) => this.pets.create(newPet, inTransaction),
       (pet: PetEntity) => PetDto.fromEntity(pet),
     );
@@ -90,15 +91,7 @@ export class PetsController {
   @ApiIdParam('petId', 'animal')
   @ApiOkResponse({ type: PetDto, description: 'The animal exists.', headers: DEPRECATION_HEADER_DOCS })
   @ApiErrors([400, 401, 404, 429, 500, 503], { headers: DEPRECATION_HEADER_DOCS })
-  async getPet(
-    @Param('petId', new IdPipe('petId', 'animal')) petId: number,
-    @Res() res: Response,
-  ): Promise<void> {
-    const pet = await this.pets.get(petId);
-    sendJsonText(
-      res,
-      200,
-      this.answers.of(pet, () => PetDto.fromEntity(pet)),
-    );
+  async getPet(@Param('petId', new IdPipe('petId', 'animal')) petId: number): Promise<PetDto> {
+    return PetDto.fromEntity(await this.pets.get(petId));
   }
 }

@@ -2,26 +2,15 @@ import { MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/c
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { deprecationHeaders } from './deprecation';
-import { AppConfig } from '../config/app-config';
-import { APP_CONFIG } from '../config/config.module';
-import { Metrics } from '../observability/metrics';
-import { MAX_CACHED_PAGES, PetCache } from './pet-cache';
 import { PETS_SCHEMA } from './pets.schema';
 import { PetsController } from './pets.controller';
 import { PetsService } from './pets.service';
 
+/** The animals: `GET` and `POST /v1/pets`, and the deprecated `GET /v1/pets/{petId}`. */
 @Module({
   imports: [TypeOrmModule.forFeature([...PETS_SCHEMA.entities]), IdempotencyModule],
   controllers: [PetsController],
-  providers: [
-    PetsService,
-    {
-      provide: PetCache,
-      inject: [APP_CONFIG, Metrics],
-      useFactory: (config: AppConfig, metrics: Metrics) =>
-        new PetCache(config.petCacheSize, MAX_CACHED_PAGES, metrics, config.petCacheMegabytes),
-    },
-  ],
+  providers: [PetsService],
   exports: [PetsService],
 })
 export class PetsModule implements NestModule {

@@ -5,7 +5,7 @@ import { SkipThrottle, Throttle, ThrottlerModule } from '@nestjs/throttler';
 import request from 'supertest';
 import { Public } from '../auth/public.decorator';
 import { RateLimitGuard } from './rate-limit.guard';
-import { WindowCounters } from './window-counters';
+import { MemoryCounters } from './counters';
 
 @Controller()
 class LimitedController {
@@ -41,7 +41,7 @@ describe('RateLimitGuard (a Nest app with the module limit of 3 a minute)', () =
       imports: [
         ThrottlerModule.forRoot({
           throttlers: [{ name: 'default', ttl: 60_000, limit: 3 }],
-          storage: new WindowCounters(),
+          storage: new MemoryCounters(),
           setHeaders: false,
         }),
       ],

@@ -9,11 +9,10 @@ import { Metrics } from '../observability/metrics';
 export const POLICY_NAME = 'default';
 
 /**
- * Limits requests per API key: the counter's key is the caller the authentication guard
- * recorded (the SHA-256 digest of the key, never the key itself); that guard runs first, so
- * requests without a valid key never get here. Every limited response carries the IETF
- * draft headers `RateLimit-Policy` and `RateLimit`; over the limit it is 429 `rate_limited`
- * with `Retry-After`. Public routes (health, docs) are not limited.
+ * Limits requests per API key, counted under the caller the authentication guard recorded (the
+ * digest of the key; that guard runs first). Every limited answer carries the IETF draft headers
+ * `RateLimit-Policy` and `RateLimit`; over the limit, 429 `rate_limited` with `Retry-After`.
+ * Public routes (health, docs) are not limited.
  */
 @Injectable()
 export class RateLimitGuard extends ThrottlerGuard {

@@ -1,77 +1,92 @@
 import { once } from 'node:events';
-import { DynamicModule, Logger, Module } from '@nestjs/common';
-import { ThrottlerModule, ThrottlerModuleOptions, ThrottlerStorage } from '@nestjs/throttler';
-import { PinoNestLogger } from '../common/logging/nest-logger';
+import { DynamicModule, Global, Module } from '@nestjs/common';
+import { ThrottlerModule } from '@nestjs/throttler';
+import { FAILED_AUTH_BUDGET } from '../auth/failed-auth-budget';
 import { AppConfig } from '../config/app-config';
+import { PinoNestLogger } from '../observability/nest-logger';
+import { AbuseLimiter } from './abuse-limiter';
+import { Counters, MemoryCounters, RedisCounters, ResilientCounters } from './counters';
 import { RateLimitGuard } from './rate-limit.guard';
-import { ResilientStorage } from './resilient-storage';
-import { WindowCounters } from './window-counters';
+
+export const COUNTERS = Symbol('COUNTERS');
 
 const REDIS_CONNECT_WAIT_MS = 2000;
 
 /**
- * Redis counters, connected before the first request (or, if Redis is down, counting per
- * instance until it answers). No offline queue and no retry of a command, so a request never
- * waits for Redis to come back; the connection itself is retried at least once a second.
+ * The Redis counters, connected before the first request (or counting per instance until Redis
+ * answers). No offline queue and no retried command: a request never waits for Redis to return.
  */
-async function redisCounters(url: string, logger: PinoNestLogger): Promise<ThrottlerStorage> {
+async function redisCounters(url: string, logger: PinoNestLogger): Promise<Counters> {
   // Loaded only with REDIS_URL: without it the Redis client stays out of the process.
-  const { ThrottlerStorageRedisService } =
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    require('@nest-lab/throttler-storage-redis') as typeof import('@nest-lab/throttler-storage-redis');
-  const store = new ThrottlerStorageRedisService(url, {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { Redis } = require('ioredis') as typeof import('ioredis');
+  const redis = new Redis(url, {
     maxRetriesPerRequest: 0,
     enableOfflineQueue: false,
     connectTimeout: 1000,
     retryStrategy: (attempt: number) => Math.min(attempt * 100, 1000),
   });
-  store.redis.on('error', () => undefined); // a failed count is reported by ResilientStorage
-  const ready = once(store.redis, 'ready').then(
-    () => true,
-    () => false,
-  );
+  redis.on('error', () => undefined); // ResilientCounters reports a failed count
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<boolean>(
-    (resolve) => (timer = setTimeout(() => resolve(false), REDIS_CONNECT_WAIT_MS)),
-  );
-  const connected = await Promise.race([ready, timeout]);
+  const connected = await Promise.race([
+    once(redis, 'ready').then(
+      () => true,
+      () => false,
+    ),
+    new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), REDIS_CONNECT_WAIT_MS))),
+  ]);
   clearTimeout(timer);
-  const storage = new ResilientStorage(store, logger);
-  if (!connected) storage.markDown(`Redis at REDIS_URL did not answer within ${REDIS_CONNECT_WAIT_MS} ms`);
-  return storage;
+  const counters = new ResilientCounters(new RedisCounters(redis), logger);
+  if (!connected) counters.markDown(`Redis at REDIS_URL did not answer within ${REDIS_CONNECT_WAIT_MS} ms`);
+  return counters;
 }
 
 /**
- * Rate limits per API key with @nestjs/throttler. With REDIS_URL the counters live in Redis,
- * shared by every instance (atomic Lua INCR, no database write per request); without it they
- * live in this process (WindowCounters, counting the same way), which is right for the
- * embedded single-instance setup.
+ * Rate limits on one counter store (Redis with REDIS_URL, shared by every instance; else this
+ * process): per API key through @nestjs/throttler's guard, and the per-address budget of
+ * requests without a valid key that authentication spends.
  */
+@Global()
 @Module({})
 export class RateLimitModule {
   static forRoot(config: AppConfig): DynamicModule {
     if (!config.rateLimitEnabled) return { module: RateLimitModule };
-    const logger = new Logger('RateLimit');
-    if (!config.redisUrl && config.databaseUrl) {
-      logger.warn('REDIS_URL is not set: rate limits are counted per instance, not shared');
-    }
     return {
       module: RateLimitModule,
       imports: [
         ThrottlerModule.forRootAsync({
-          inject: [PinoNestLogger],
-          useFactory: async (nestLogger: PinoNestLogger): Promise<ThrottlerModuleOptions> => ({
+          inject: [COUNTERS],
+          useFactory: (counters: Counters) => ({
             throttlers: [{ name: 'default', ttl: 60_000, limit: config.rateLimitPerMinute }],
-            storage: config.redisUrl
-              ? await redisCounters(config.redisUrl, nestLogger)
-              : new WindowCounters(),
+            storage: counters,
             setHeaders: false,
           }),
         }),
       ],
+      providers: [
+        {
+          provide: COUNTERS,
+          inject: [PinoNestLogger],
+          useFactory: (logger: PinoNestLogger) => {
+            if (config.redisUrl) return redisCounters(config.redisUrl, logger);
+            if (config.databaseUrl) {
+              logger.warn(
+                'REDIS_URL is not set: rate limits are counted per instance, not shared',
+                'RateLimit',
+              );
+            }
+            return new MemoryCounters();
+          },
+        },
+        {
+          provide: FAILED_AUTH_BUDGET,
+          inject: [COUNTERS],
+          useFactory: (counters: Counters) => new AbuseLimiter(counters, config.authFailuresPerMinute),
+        },
+        RateLimitGuard,
+      ],
       // Registered as a global guard by AppModule, which decides the order of the guards.
-      providers: [RateLimitGuard],
-      exports: [RateLimitGuard],
+      exports: [COUNTERS, FAILED_AUTH_BUDGET, RateLimitGuard],
     };
   }
 }

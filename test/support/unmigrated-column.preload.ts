@@ -1,5 +1,5 @@
-import { ALL_ENTITIES } from '../../src/database/schema';
-import { entitiesWithUnmigratedColumn } from './unmigrated-column';
+import { PETS_SCHEMA } from '../../src/pets/pets.schema';
+import { PetWithNickname } from './unmigrated-column';
 
 // Loaded with `node -r` before a command: the command then sees an entity column without a migration.
-ALL_ENTITIES.splice(0, ALL_ENTITIES.length, ...entitiesWithUnmigratedColumn());
+(PETS_SCHEMA.entities as (new () => object)[]).splice(0, PETS_SCHEMA.entities.length, PetWithNickname);

@@ -1,5 +1,6 @@
 import { Column, Entity } from 'typeorm';
-import { ALL_ENTITIES } from '../../src/database/schema';
+import { entitiesOf } from '../../src/database/module-schema';
+import { SCHEMAS } from '../../src/features';
 import { PetEntity } from '../../src/pets/pet.entity';
 
 /** The pets entity with a column that no migration creates. */
@@ -11,5 +12,5 @@ export class PetWithNickname extends PetEntity {
 
 /** Every entity of the service, with the pets entity replaced by `PetWithNickname`. */
 export function entitiesWithUnmigratedColumn(): (new () => object)[] {
-  return ALL_ENTITIES.map((entity) => (entity === PetEntity ? PetWithNickname : entity));
+  return entitiesOf(SCHEMAS).map((entity) => (entity === PetEntity ? PetWithNickname : entity));
 }

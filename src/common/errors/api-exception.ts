@@ -6,10 +6,7 @@ export interface ErrorDetail {
   message: string;
 }
 
-/**
- * An error the API answers on purpose: its code, a message safe to show, optional
- * per-field details and response headers. Services throw it; the filter writes it.
- */
+/** An error the API answers on purpose. Services throw it; the exception filter writes it. */
 export class ApiException extends HttpException {
   constructor(
     readonly code: ErrorCode,
@@ -26,3 +23,9 @@ export function validationFailed(details: ErrorDetail[]): ApiException {
   const message = `Validation failed: ${details.map((detail) => detail.message).join('; ')}.`;
   return new ApiException('validation_failed', message, details);
 }
+
+/** What an error the exception filter does not know means to a client, or undefined (a 500). */
+export type ErrorTranslator = (error: unknown) => ApiException | undefined;
+
+/** Where a lower layer (the database) hands the filter its `ErrorTranslator`. */
+export const ERROR_TRANSLATOR = Symbol('ERROR_TRANSLATOR');

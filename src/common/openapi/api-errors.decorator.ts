@@ -1,6 +1,6 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiResponse, HeaderObject } from '@nestjs/swagger';
-import { BEARER_CHALLENGE, INVALID_TOKEN_CHALLENGE } from '../http/bearer-challenge';
+import { BEARER_CHALLENGE, INVALID_TOKEN_CHALLENGE } from '../errors/bearer-challenge';
 import { ERROR_CODES, ErrorCode } from '../errors/error-codes';
 import { ErrorDto } from '../errors/error.dto';
 

@@ -1,5 +1,5 @@
 import type { Response } from 'express';
-import { API_PREFIX } from '../http/api-prefix';
+import { API_PREFIX } from '../resource-location';
 
 /**
  * Sets `Link: </v1/<collection>?...>; rel="next"` (RFC 8288) when a next page exists: the same

@@ -8,7 +8,7 @@ import {
 } from '@nestjs/common';
 import { getMetadataStorage } from 'class-validator';
 import { LRUCache } from 'lru-cache';
-import { boundedLru } from '../memory/bounded-lru';
+import { boundedLru } from '../bounded-lru';
 import { ErrorDetail, validationFailed } from '../errors/api-exception';
 
 /** Deeper JSON than this is refused before any library walks it recursively. */

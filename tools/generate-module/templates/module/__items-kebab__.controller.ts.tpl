@@ -1,7 +1,7 @@
 import { Body, Controller, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiCreatedResponse, ApiHeader, ApiOkResponse } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { locationHeaderDocs } from '../common/http/resource-location';
+import { locationHeaderDocs } from '../common/resource-location';
 import { ApiErrors } from '../common/openapi/api-errors.decorator';
 import { ApiResource } from '../common/openapi/api-resource.decorator';
 import { nextLinkHeaderDocs, setNextLink } from '../common/pagination/next-link';

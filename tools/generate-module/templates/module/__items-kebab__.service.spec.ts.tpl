@@ -1,8 +1,8 @@
 import { DataSource } from 'typeorm';
+import { openMigratedDatabase } from '../../test/support/database';
 import { ApiException } from '../common/errors/api-exception';
 import { encodeCursor } from '../common/pagination/cursor';
-import { loadConfig } from '../config/app-config';
-import { openDatabase } from '../database/database.options';
+import { ResourceStores } from '../database/resource-store';
 import { __Item__Entity } from './__item-kebab__.entity';
 import { __Items__Service } from './__items-kebab__.service';
 
@@ -12,8 +12,9 @@ describe('__Items__Service', () => {
   let service: __Items__Service;
 
   beforeEach(async () => {
-    dataSource = await openDatabase(loadConfig({ DATABASE_PATH: ':memory:' }));
-    service = new __Items__Service(dataSource.getRepository(__Item__Entity));
+    dataSource = await openMigratedDatabase();
+    const stores = new ResourceStores({ readCacheSize: 100, readCacheMegabytes: 1 });
+    service = new __Items__Service(dataSource.getRepository(__Item__Entity), stores);
   });
 
   afterEach(async () => {

@@ -1,0 +1,85 @@
+import 'reflect-metadata';
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
+import { DataSourceOptions } from 'typeorm';
+import { AppConfig } from '../config/app-config';
+import { configFromEnvironment } from '../config/environment';
+import { dataSourceOptions, openDatabase } from '../database/database.options';
+import { SCHEMAS } from '../features';
+
+/** What a check may replace, to try the check itself on entities or migrations of its own. */
+export interface SchemaSources {
+  entities?: DataSourceOptions['entities'];
+  migrations?: DataSourceOptions['migrations'];
+}
+
+/**
+ * Runs every migration on an empty database of the configured kind, then asks TypeORM's schema
+ * builder what it would still change for the tables to match the entities. Answers that SQL:
+ * empty when the entities declare exactly what the migrations create (then
+ * `npm run migration:generate` on an up-to-date database finds nothing to do either).
+ *
+ * SQLite: a database in memory. PostgreSQL: a schema of its own on the configured server,
+ * dropped afterwards; the configured schema is never touched.
+ */
+export async function schemaDrift(config: AppConfig, sources: SchemaSources = {}): Promise<string[]> {
+  const scratch: AppConfig =
+    config.databaseUrl === null
+      ? { ...config, databasePath: ':memory:' }
+      : { ...config, databaseSchema: `migration_check_${process.pid}_${randomBytes(4).toString('hex')}` };
+  try {
+    const options = { ...dataSourceOptions(scratch, SCHEMAS), ...sources };
+    const dataSource = await openDatabase(scratch, options);
+    try {
+      const { upQueries } = await dataSource.driver.createSchemaBuilder().log();
+      // The scratch schema's name would only make the list harder to read.
+      return upQueries.map((query) => query.query.replaceAll(`"${scratch.databaseSchema}".`, ''));
+    } finally {
+      await dataSource.destroy();
+    }
+  } finally {
+    if (scratch.databaseUrl !== null) await dropSchema(scratch.databaseUrl, scratch.databaseSchema);
+  }
+}
+
+async function dropSchema(url: string, schema: string): Promise<void> {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  } finally {
+    await client.end();
+  }
+}
+
+/** `npm run migration:check`: exit 0 when entities and migrations agree, 1 when not, 2 when it cannot tell. */
+async function main(): Promise<number> {
+  const config = configFromEnvironment('migration:check');
+  const database = config.databaseUrl === null ? 'SQLite' : 'PostgreSQL';
+  const drift = await schemaDrift(config);
+  if (drift.length === 0) {
+    console.log(`migration:check: the migrations create exactly what the entities declare (${database})`);
+    return 0;
+  }
+  console.error(
+    `migration:check: the entities differ from what the migrations create (${database}); ` +
+      `for the tables to match them, TypeORM would still run:`,
+  );
+  for (const query of drift) console.error(`  ${query.trim()};`);
+  console.error(
+    'Add a migration to the module (npm run migration:generate -- src/<module>/migrations/<Name> ' +
+      'on a database the existing migrations have been run on; then list it in src/<module>/<module>.schema.ts), ' +
+      'or correct the entity.',
+  );
+  return 1;
+}
+
+if (require.main === module) {
+  main().then(
+    (status) => process.exit(status),
+    (error: unknown) => {
+      console.error(`migration:check: failed: ${error instanceof Error ? error.message : String(error)}`);
+      process.exit(2);
+    },
+  );
+}

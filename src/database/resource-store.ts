@@ -1,0 +1,217 @@
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import {
+  EntityManager,
+  FindOptionsOrder,
+  FindOptionsWhere,
+  MoreThan,
+  ObjectLiteral,
+  Repository,
+} from 'typeorm';
+import { ByteBoundedLru } from '../common/bounded-lru';
+import { decodeCursor, encodeCursor } from '../common/pagination/cursor';
+import { Page } from '../common/pagination/page';
+import { Metrics } from '../observability/metrics';
+import { GroupCommit } from './group-commit';
+import { readWithRetry } from './outage';
+
+/** A row of a resource table: every one has the generated `id` of `IdColumn`. */
+export type Row = ObjectLiteral & { id: number };
+
+/** Work that must commit with a new row: how an idempotent create stores its answer. */
+export type WithCreated<E> = (manager: EntityManager, created: E) => Promise<void>;
+
+/** Columns a list is narrowed to (equality); an undefined value is no filter. */
+export type PageFilter<E> = { [K in keyof E]?: E[K] | undefined };
+
+export interface ReadCacheOptions {
+  /** Rows and full pages kept together; 0 keeps nothing. */
+  readCacheSize: number;
+  readCacheMegabytes: number;
+}
+
+/** The bytes a cached row is estimated to hold: the object and its key, its strings as UTF-16. */
+export function rowBytes(row: object): number {
+  let bytes = 160;
+  for (const value of Object.values(row)) if (typeof value === 'string') bytes += 2 * value.length;
+  return bytes;
+}
+
+function entryBytes(entry: Row | Page<Row>): number {
+  const { items } = entry as Page<Row>;
+  if (!Array.isArray(items)) return rowBytes(entry);
+  let bytes = 100;
+  for (const row of items) bytes += rowBytes(row as object);
+  return bytes;
+}
+
+interface PendingRow<E> {
+  row: Omit<E, 'id'>;
+  inTransaction?: WithCreated<E>;
+}
+
+/**
+ * The one way a module reads and writes its table (docs/architecture.md): rows by id and keyset
+ * pages through TypeORM, both cached, and creates committed in groups. The caches are exact
+ * because a row never changes once created, and ids become visible in ascending order (see
+ * `insert`): a page with more rows after it is full and stays the same forever. A last page and
+ * a missing row are never kept.
+ */
+export class ResourceStore<E extends Row> {
+  private readonly inserts = new GroupCommit<PendingRow<E>, E>((pending) => this.insert(pending));
+  private readonly table: string;
+
+  constructor(
+    private readonly repository: Repository<E>,
+    private readonly cache: ReadCache,
+  ) {
+    this.table = repository.metadata.tablePath;
+  }
+
+  async get(id: number): Promise<E | null> {
+    const key = `${this.table}/${id}`;
+    const cached = this.cache.get<E>('row', key);
+    if (cached) return cached;
+    const row = await readWithRetry(() => this.repository.findOneBy({ id } as FindOptionsWhere<E>));
+    if (row) this.cache.set(key, row);
+    return row;
+  }
+
+  /**
+   * The page of `limit` rows in ascending id order from where `cursor` points (400 if it is not
+   * one this list gave out), narrowed to `filter`, with the next page's cursor when more follow.
+   */
+  async page(request: { limit: number; cursor?: string }, filter: PageFilter<E> = {}): Promise<Page<E>> {
+    const where: Record<string, unknown> = {};
+    for (const [name, value] of Object.entries(filter) as [string, unknown][]) {
+      if (value !== undefined) where[name] = value;
+    }
+    const values = Object.values(where).map(String);
+    const filterValue = values.length === 0 ? null : values.length === 1 ? values[0] : JSON.stringify(values);
+    const afterId =
+      request.cursor === undefined
+        ? 0
+        : decodeCursor(request.cursor, filterValue, Object.keys(filter).join(', ')).afterId;
+    const key = `${this.table}?${request.limit}&${afterId}&${Object.keys(where).join()}=${filterValue}`;
+    const cached = this.cache.get<Page<E>>('page', key);
+    if (cached) return cached;
+
+    if (afterId > 0) where.id = MoreThan(afterId);
+    const rows = await readWithRetry(() =>
+      this.repository.find({
+        where: where as FindOptionsWhere<E>,
+        order: { id: 'ASC' } as FindOptionsOrder<E>,
+        take: request.limit + 1,
+      }),
+    );
+    if (rows.length <= request.limit) return { items: rows };
+    const items = rows.slice(0, request.limit);
+    const page = {
+      items,
+      nextCursor: encodeCursor({ afterId: items[items.length - 1].id, filter: filterValue }),
+    };
+    this.cache.set(key, page);
+    return page;
+  }
+
+  /** Adds a row; resolves with it once committed. `inTransaction` commits with it on PostgreSQL. */
+  create(row: Omit<E, 'id'>, inTransaction?: WithCreated<E>): Promise<E> {
+    return this.inserts.add({ row, inTransaction });
+  }
+
+  /**
+   * One INSERT for a group of creates. Keyset pages need ids to become visible in ascending order:
+   * SQLite has one writer, so they do; PostgreSQL's sequence hands ids out before commit, so
+   * inserts into a table take its advisory lock and commit one after another on every instance.
+   * SQLite offers no transaction of its own (TypeORM shares its one connection among requests),
+   * so `inTransaction` runs only on PostgreSQL; a failed SQLite statement has not committed.
+   */
+  private async insert(pending: PendingRow<E>[]): Promise<E[]> {
+    const rows = pending.map((create) => create.row);
+    const { manager, target } = this.repository;
+    const created = (result: { identifiers: ObjectLiteral[] }) =>
+      rows.map((row, index) => ({ id: Number(result.identifiers[index].id), ...row }) as unknown as E);
+    if (manager.connection.options.type !== 'postgres')
+      return created(await manager.insert(target, rows as never));
+    return manager.transaction(async (transaction) => {
+      await transaction.query('SELECT pg_advisory_xact_lock(hashtext($1))', [this.table]);
+      const entities = created(await transaction.insert(target, rows as never));
+      for (const [index, create] of pending.entries())
+        await create.inTransaction?.(transaction, entities[index]);
+      return entities;
+    });
+  }
+}
+
+/**
+ * The rows and full pages of every store in one LRU, bounded by entries and by estimated bytes,
+ * the least recently used dropped first. Lookups are counted in the metrics.
+ */
+export class ReadCache {
+  private readonly entries: ByteBoundedLru<string, Row | Page<Row>> | undefined;
+
+  constructor(
+    options: ReadCacheOptions,
+    private readonly metrics: Metrics = new Metrics(),
+  ) {
+    if (options.readCacheSize > 0) {
+      this.entries = new ByteBoundedLru(
+        options.readCacheSize,
+        options.readCacheMegabytes * 1024 * 1024,
+        entryBytes,
+      );
+    }
+  }
+
+  get<T extends Row | Page<Row>>(kind: 'row' | 'page', key: string): T | undefined {
+    const entry = this.entries?.get(key);
+    this.metrics.readCache(kind, entry !== undefined);
+    return entry as T | undefined;
+  }
+
+  set(key: string, entry: Row | Page<Row>): void {
+    this.entries?.set(key, entry);
+  }
+
+  clear(): void {
+    this.entries?.clear();
+  }
+
+  get size(): number {
+    return this.entries?.size ?? 0;
+  }
+
+  get bytes(): number {
+    return this.entries?.bytes ?? 0;
+  }
+}
+
+export const READ_CACHE_OPTIONS = Symbol('READ_CACHE_OPTIONS');
+
+/** Hands each module the store of its repository: one per table, all on one read cache. */
+@Injectable()
+export class ResourceStores {
+  private readonly cache: ReadCache;
+  private readonly stores = new Map<string, ResourceStore<Row>>();
+
+  constructor(
+    @Inject(READ_CACHE_OPTIONS) options: ReadCacheOptions,
+    @Optional() metrics: Metrics = new Metrics(),
+  ) {
+    this.cache = new ReadCache(options, metrics);
+  }
+
+  of<E extends Row>(repository: Repository<E>): ResourceStore<E> {
+    const table = repository.metadata.tablePath;
+    let store = this.stores.get(table);
+    if (!store) {
+      store = new ResourceStore(repository, this.cache) as unknown as ResourceStore<Row>;
+      this.stores.set(table, store);
+    }
+    return store as unknown as ResourceStore<E>;
+  }
+
+  /** Drops every cached row and page: for a table changed behind the stores' back (a bulk fix in SQL). */
+  clearCache(): void {
+    this.cache.clear();
+  }
+}

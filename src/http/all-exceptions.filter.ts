@@ -1,0 +1,81 @@
+import {
+  ArgumentsHost,
+  Catch,
+  ExceptionFilter,
+  HttpException,
+  Inject,
+  Logger,
+  NotFoundException,
+  Optional,
+} from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import type { Request, Response } from 'express';
+import { ApiException, ERROR_TRANSLATOR, ErrorTranslator } from '../common/errors/api-exception';
+import { codeForStatus } from '../common/errors/error-codes';
+import { ErrorDto } from '../common/errors/error.dto';
+import { requestIdOf } from './request-log';
+import { RouteIndex } from './route-index';
+
+/**
+ * The one place that writes error answers: everything leaves as the Error body with no
+ * internals. What a lower layer translates (a database outage: 503) is answered so; anything
+ * else unexpected is logged with its stack and answered 500 `internal_error`.
+ */
+@Catch()
+export class AllExceptionsFilter implements ExceptionFilter {
+  private readonly logger = new Logger('Errors');
+  private routeIndex: RouteIndex | undefined;
+
+  constructor(
+    private readonly adapterHost: HttpAdapterHost,
+    @Optional() @Inject(ERROR_TRANSLATOR) private readonly translate: ErrorTranslator = () => undefined,
+  ) {}
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const http = host.switchToHttp();
+    const request = http.getRequest<Request>();
+    const response = http.getResponse<Response>();
+    const error = this.toApiException(exception, request);
+
+    if (response.headersSent) {
+      // Nothing sensible can be written any more: end the exchange instead of hanging.
+      response.destroy();
+      return;
+    }
+    const body: ErrorDto = {
+      code: error.code,
+      message: error.message,
+      status: error.getStatus(),
+      ...(error.details?.length ? { details: error.details } : {}),
+    };
+    response.status(body.status).set(error.headers).json(body);
+  }
+
+  private toApiException(exception: unknown, request: Request): ApiException {
+    if (exception instanceof ApiException) return exception;
+    if (exception instanceof NotFoundException) return this.noSuchRoute(request);
+    if (exception instanceof HttpException) return new ApiException(codeForStatus(exception.getStatus()));
+    const translated = this.translate(exception);
+    if (translated) return translated;
+
+    const stack = exception instanceof Error ? exception.stack : String(exception);
+    this.logger.error(
+      { reqId: requestIdOf(request), err: { stack } },
+      `Unexpected error on ${request.method} ${(request.route as { path?: string } | undefined)?.path ?? 'unmatched path'}`,
+    );
+    return new ApiException('internal_error');
+  }
+
+  /** The router found no handler: 405 if the path exists with other methods, else 404. */
+  private noSuchRoute(request: Request): ApiException {
+    this.routeIndex ??= new RouteIndex(this.adapterHost.httpAdapter.getInstance());
+    const allowed = this.routeIndex.allowedMethods(request.path);
+    if (allowed.length === 0) return new ApiException('not_found');
+    return new ApiException(
+      'method_not_allowed',
+      `${request.method} is not allowed here; allowed: ${allowed.join(', ')}.`,
+      undefined,
+      { Allow: allowed.join(', ') },
+    );
+  }
+}

@@ -1,0 +1,91 @@
+import { NestApplicationOptions, StreamableFile } from '@nestjs/common';
+import { ExpressAdapter } from '@nestjs/platform-express';
+import type { Express } from 'express';
+import * as http from 'node:http';
+
+type MessageConstructor = new (...args: never[]) => object;
+
+/** Node's request and response classes, whose objects Express re-prototypes on every request. */
+export interface MessageClasses {
+  IncomingMessage: typeof http.IncomingMessage;
+  ServerResponse: typeof http.ServerResponse;
+}
+
+/**
+ * A constructor whose objects are built as `Base` builds them, with `prototype` from the start;
+ * undefined where `Base` is an ES class, which cannot be called this way (Node 20's are not).
+ */
+export function withPrototype<T extends MessageConstructor>(Base: T, prototype: object): T | undefined {
+  if (Function.prototype.toString.call(Base).startsWith('class')) return undefined;
+  function Message(this: object, ...args: unknown[]): void {
+    Reflect.apply(Base as unknown as (...params: unknown[]) => void, this, args);
+  }
+  Message.prototype = prototype;
+  return Message as unknown as T;
+}
+
+/**
+ * Request and response classes born with the app's `request` and `response` prototypes, so that
+ * Express's `Object.setPrototypeOf` on every request changes nothing and V8 keeps their hidden
+ * classes (docs/architecture.md). Empty where Node's classes cannot be extended this way.
+ */
+export function expressMessageClasses(app: Express): Partial<MessageClasses> {
+  const IncomingMessage = withPrototype(http.IncomingMessage, app.request);
+  const ServerResponse = withPrototype(http.ServerResponse, app.response);
+  return IncomingMessage !== undefined && ServerResponse !== undefined
+    ? { IncomingMessage, ServerResponse }
+    : {};
+}
+
+/** What `res.json` sends, charset included. */
+export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+
+/** `If-None-Match: *` on a GET or HEAD, which `res.send` answers 304 (RFC 9110 §13.1.2). */
+function onlyIfNone(req: http.IncomingMessage | undefined): boolean {
+  if (req === undefined || (req.method !== 'GET' && req.method !== 'HEAD')) return false;
+  if (req.headers['if-none-match']?.trim() !== '*') return false;
+  return !/(?:^|,)\s*no-cache\s*(?:,|$)/.test(req.headers['cache-control'] ?? '');
+}
+
+/** Ends the response with `body` as JSON: the status, headers and bytes `res.json` would send. */
+export function sendJson(res: http.ServerResponse, status: number, body: unknown): void {
+  if (status === 200 && onlyIfNone(res.req)) {
+    res.statusCode = 304;
+    res.end();
+    return;
+  }
+  const text = JSON.stringify(body);
+  res.statusCode = status;
+  res.setHeader('Content-Type', JSON_CONTENT_TYPE);
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.end(text);
+}
+
+/**
+ * Nest's Express adapter with two departures (docs/architecture.md): its plain HTTP server builds
+ * requests with Express's prototypes (`expressMessageClasses`), and a handler's object is
+ * answered by `sendJson` instead of `res.json`, which re-derives the same headers on every call.
+ */
+export class ExpressServerAdapter extends ExpressAdapter {
+  override initHttpServer(options: NestApplicationOptions): void {
+    if (options?.httpsOptions || options?.forceCloseConnections) {
+      super.initHttpServer(options);
+      return;
+    }
+    const app = this.getInstance<Express>();
+    this.httpServer = http.createServer(expressMessageClasses(app), app);
+  }
+
+  override reply(response: http.ServerResponse, body: unknown, statusCode?: number): void {
+    if (
+      typeof body !== 'object' ||
+      body === null ||
+      body instanceof StreamableFile ||
+      body instanceof Error
+    ) {
+      super.reply(response, body, statusCode);
+      return;
+    }
+    sendJson(response, statusCode ?? response.statusCode, body);
+  }
+}

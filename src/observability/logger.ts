@@ -1,0 +1,37 @@
+import pino, { DestinationStream, Logger } from 'pino';
+import { AppConfig } from '../config/app-config';
+import { REDACT_PATHS, REDACTED } from './redact';
+
+/**
+ * The one pino logger of the app: JSON lines on stdout in production (or to `destination`),
+ * human-readable lines otherwise. Writes are synchronous so that nothing is lost on exit.
+ */
+export function createRootLogger(config: AppConfig, destination?: DestinationStream): Logger {
+  const options: pino.LoggerOptions = {
+    level: config.logLevel,
+    redact: { paths: REDACT_PATHS, censor: REDACTED },
+  };
+  if (destination === undefined && config.nodeEnv !== 'production') {
+    // Loaded only outside production, where it is used.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const pretty = require('pino-pretty') as typeof import('pino-pretty');
+    return pino(
+      options,
+      pretty({
+        destination: 1,
+        sync: true,
+        singleLine: true,
+        translateTime: 'SYS:HH:MM:ss.l',
+        ignore: 'pid,hostname,method,url,status,durationMs',
+      }),
+    );
+  }
+  return pino(
+    {
+      ...options,
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+    },
+    destination ?? pino.destination({ dest: 1, sync: true }),
+  );
+}

@@ -1,0 +1,38 @@
+import { ApiException } from '../common/errors/api-exception';
+import type { FailedAuthBudget } from '../auth/failed-auth-budget';
+import { Counters } from './counters';
+
+export const ABUSE_WINDOW_MS = 60_000;
+
+/**
+ * The per-address budget of requests without a valid key (none, malformed, unknown or revoked):
+ * over it they are refused before any key lookup, so key guessing and unauthenticated floods
+ * cost neither the database nor the key store anything.
+ */
+export class AbuseLimiter implements FailedAuthBudget {
+  constructor(
+    private readonly counters: Counters,
+    private readonly limit: number,
+    private readonly windowMs = ABUSE_WINDOW_MS,
+  ) {}
+
+  async refusal(address: string): Promise<ApiException | undefined> {
+    const { count, resetInMs } = await this.counters.peek(counterKey(address), this.windowMs);
+    if (count < this.limit) return undefined;
+    const retryAfter = Math.max(1, Math.ceil(resetInMs / 1000));
+    return new ApiException(
+      'rate_limited',
+      `Too many requests without a valid API key from this address. Retry after ${retryAfter} seconds.`,
+      undefined,
+      { 'Retry-After': String(retryAfter) },
+    );
+  }
+
+  async failed(address: string): Promise<void> {
+    await this.counters.increment(counterKey(address), this.windowMs, Number.MAX_SAFE_INTEGER, 0, 'abuse');
+  }
+}
+
+function counterKey(address: string): string {
+  return `petstore:abuse:${address}`;
+}

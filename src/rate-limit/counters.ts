@@ -1,0 +1,202 @@
+import { Logger, LoggerService, OnModuleDestroy } from '@nestjs/common';
+import { ThrottlerStorage } from '@nestjs/throttler';
+import type { ThrottlerStorageRecord } from '@nestjs/throttler/dist/throttler-storage-record.interface';
+import type Redis from 'ioredis';
+import { LRUCache } from 'lru-cache';
+import { boundedLru } from '../common/bounded-lru';
+
+export interface WindowCount {
+  count: number;
+  resetInMs: number;
+}
+
+/**
+ * Fixed-window counters, one store for every limit: the per-key limit counts through
+ * `increment` (as @nestjs/throttler asks: over `limit`, a key is refused for `blockDuration`),
+ * the per-address budget of requests without a valid key also `peek`s. A window starts with its
+ * first hit, so a client may spend a limit at the end of one window and again at the start of the next.
+ */
+export interface Counters extends ThrottlerStorage {
+  peek(key: string, windowMs: number): Promise<WindowCount>;
+}
+
+function record(hits: number, windowMs: number, limit: number, blockedMs: number): ThrottlerStorageRecord {
+  return {
+    totalHits: hits,
+    timeToExpire: Math.ceil(windowMs / 1000),
+    isBlocked: blockedMs > 0 || hits > limit,
+    timeToBlockExpire: Math.max(0, Math.ceil(blockedMs / 1000)),
+  };
+}
+
+interface Window {
+  hits: number;
+  endsAt: number;
+  blockedUntil: number;
+}
+
+/** Counters in this process, at a constant cost per hit, bounded: the least recently used key goes first. */
+export class MemoryCounters implements Counters {
+  private readonly windows: LRUCache<string, Window>;
+
+  constructor(
+    maxKeys = 100_000,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.windows = boundedLru(maxKeys);
+  }
+
+  peek(key: string, windowMs: number): Promise<WindowCount> {
+    const now = this.now();
+    const window = this.windows.get(key);
+    if (!window || window.endsAt <= now) return Promise.resolve({ count: 0, resetInMs: windowMs });
+    return Promise.resolve({ count: window.hits, resetInMs: window.endsAt - now });
+  }
+
+  increment(key: string, ttl: number, limit: number, blockDuration: number): Promise<ThrottlerStorageRecord> {
+    const now = this.now();
+    let window = this.windows.get(key);
+    if (!window) {
+      window = { hits: 0, endsAt: now + ttl, blockedUntil: 0 };
+      this.windows.set(key, window);
+    } else if (window.endsAt <= now) {
+      window.hits = 0;
+      window.endsAt = now + ttl;
+    }
+    window.hits += 1;
+    if (window.blockedUntil <= now && window.hits > limit && blockDuration > 0) {
+      window.blockedUntil = now + blockDuration;
+    }
+    return Promise.resolve(record(window.hits, window.endsAt - now, limit, window.blockedUntil - now));
+  }
+}
+
+const INCREMENT = `local hits = redis.call('INCR', KEYS[1])
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl <= 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]); ttl = tonumber(ARGV[1]) end
+local blocked = redis.call('PTTL', KEYS[2])
+if blocked <= 0 and hits > tonumber(ARGV[2]) and tonumber(ARGV[3]) > 0 then
+  redis.call('SET', KEYS[2], 1, 'PX', ARGV[3]); blocked = tonumber(ARGV[3])
+end
+return {hits, ttl, blocked}`;
+const PEEK = `return {tonumber(redis.call('GET', KEYS[1]) or '0'), redis.call('PTTL', KEYS[1])}`;
+
+type Script = (...args: (string | number)[]) => Promise<[number, number, number?]>;
+
+/** Counters in Redis, shared by every instance: one atomic script per call. */
+export class RedisCounters implements Counters {
+  constructor(readonly redis: Redis) {
+    redis.defineCommand('petstoreIncrement', { numberOfKeys: 2, lua: INCREMENT });
+    redis.defineCommand('petstorePeek', { numberOfKeys: 1, lua: PEEK });
+  }
+
+  private script(name: string): Script {
+    return (...args) => (this.redis as unknown as Record<string, Script>)[name].call(this.redis, ...args);
+  }
+
+  async peek(key: string, windowMs: number): Promise<WindowCount> {
+    const [count, ttl] = await this.script('petstorePeek')(key);
+    return { count, resetInMs: ttl > 0 ? ttl : windowMs };
+  }
+
+  async increment(
+    key: string,
+    ttl: number,
+    limit: number,
+    blockDuration: number,
+  ): Promise<ThrottlerStorageRecord> {
+    const [hits, windowMs, blocked = 0] = await this.script('petstoreIncrement')(
+      key,
+      `${key}:blocked`,
+      ttl,
+      limit,
+      blockDuration,
+    );
+    return record(hits, windowMs, limit, blocked);
+  }
+
+  async close(): Promise<void> {
+    await this.redis.quit().catch(() => this.redis.disconnect());
+  }
+}
+
+/** While the shared store is down, it is asked again at most this often. */
+export const SHARED_STORE_RETRY_MS = 1000;
+
+/**
+ * The shared counters, never taking the API down: while they fail or are slow (over `timeoutMs`)
+ * this instance counts on its own (limits hold per instance, never "no limit", never a 5xx),
+ * with one warning per outage and one line when they answer again.
+ */
+export class ResilientCounters implements Counters, OnModuleDestroy {
+  private downSince: number | undefined;
+  private lastAttempt = 0;
+
+  constructor(
+    private readonly shared: Counters & { close?(): Promise<void> },
+    /** The app's logger: the store is made, and may warn, before Nest's logger is set. */
+    private readonly logger: Pick<LoggerService, 'warn' | 'log'> = new Logger(),
+    private readonly timeoutMs = 250,
+    private readonly local: Counters = new MemoryCounters(),
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  get degraded(): boolean {
+    return this.downSince !== undefined;
+  }
+
+  markDown(reason: string): void {
+    this.fail(new Error(reason));
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.shared.close?.();
+  }
+
+  peek(key: string, windowMs: number): Promise<WindowCount> {
+    return this.run((counters) => counters.peek(key, windowMs));
+  }
+
+  increment(key: string, ttl: number, limit: number, blockDuration: number, name: string) {
+    return this.run((counters) => counters.increment(key, ttl, limit, blockDuration, name));
+  }
+
+  private async run<T>(call: (counters: Counters) => Promise<T>): Promise<T> {
+    const now = this.now();
+    if (this.downSince !== undefined && now - this.lastAttempt < SHARED_STORE_RETRY_MS)
+      return call(this.local);
+    this.lastAttempt = now;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${this.timeoutMs} ms`)), this.timeoutMs);
+      });
+      const result = await Promise.race([call(this.shared), timeout]);
+      if (this.downSince !== undefined) {
+        const seconds = Math.round((this.now() - this.downSince) / 1000);
+        this.logger.log(
+          `rate-limit store answers again after ${seconds} s: counting shared again`,
+          'RateLimit',
+        );
+        this.downSince = undefined;
+      }
+      return result;
+    } catch (error) {
+      this.fail(error);
+      return call(this.local);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private fail(error: unknown): void {
+    this.lastAttempt = this.now();
+    if (this.downSince !== undefined) return;
+    this.downSince = this.lastAttempt;
+    const reason = error instanceof Error ? error.message : String(error);
+    this.logger.warn(
+      `rate-limit store unavailable (${reason}): counting per instance until it answers again`,
+      'RateLimit',
+    );
+  }
+}

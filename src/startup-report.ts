@@ -1,0 +1,68 @@
+import type { AddressInfo } from 'node:net';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { Logger as PinoLogger } from 'pino';
+import { KEY_SETUP } from './auth/auth.module';
+import { KeySetup } from './auth/key-setup';
+import { API_PREFIX } from './common/resource-location';
+import { AppConfig, describeDatabase } from './config/app-config';
+import { MetricsListener } from './observability/metrics-listener';
+import { ROOT_LOGGER } from './observability/observability.module';
+import { tracingDescription } from './observability/tracing-state';
+import { DOCS_PATH } from './setup-app';
+
+const ALL_INTERFACES = ['0.0.0.0', '::'];
+
+/**
+ * What a started service tells its operator: where it listens (the address actually bound), its
+ * docs, database, metrics and tracing, and the first-start key. Production writes one JSON log
+ * line with the same facts (its stdout carries log lines only); elsewhere a banner.
+ */
+export function reportStart(app: NestExpressApplication, config: AppConfig): void {
+  const { address, port } = app.getHttpServer().address() as AddressInfo;
+  const host = address.includes(':') ? `[${address}]` : address;
+  const url = `http://${host}:${port}`;
+  const local = ALL_INTERFACES.includes(address) ? `http://localhost:${port}` : url;
+  const keys = app.get<KeySetup>(KEY_SETUP);
+  const metrics = app.get(MetricsListener).url();
+  const facts = {
+    url: `${url}/${API_PREFIX}`,
+    docs: config.swaggerEnabled ? `${local}/${DOCS_PATH}` : null,
+    database: describeDatabase(config),
+    keys: keys.source,
+    metrics: metrics ?? null,
+    tracing: tracingDescription() ?? null,
+  };
+  if (config.nodeEnv === 'production') {
+    app.get<PinoLogger>(ROOT_LOGGER).info(facts, `Pet Store API listening on ${facts.url}`);
+    return;
+  }
+  const lines = [`Pet Store API listening on ${facts.url}`];
+  if (local !== url) lines.push(`From this machine: ${local}/${API_PREFIX}`);
+  if (facts.docs) lines.push(`Swagger UI: ${facts.docs}  (OpenAPI: ${facts.docs}-json)`);
+  lines.push(`Database: ${facts.database}`);
+  if (metrics) lines.push(`Metrics: ${metrics}`);
+  if (facts.tracing) lines.push(`Tracing: ${facts.tracing}`);
+  lines.push('', ...keyLines(keys, config, local));
+  console.log(lines.join('\n'));
+}
+
+function keyLines(keys: KeySetup, config: AppConfig, url: string): string[] {
+  if (!keys.newKey) {
+    const from =
+      keys.source === 'environment' ? 'API_KEYS or a stored key' : 'a stored key (npm run apikey -- list)';
+    return [`Authentication: Authorization: Bearer <key>, with ${from}`];
+  }
+  const kept =
+    config.databaseUrl === null && config.databasePath === ':memory:'
+      ? 'The database is in memory: a new key is made at every start.'
+      : 'Only its SHA-256 digest is stored (name "bootstrap"); copy the key now.';
+  return [
+    '================================================================================',
+    '  No API keys yet: generated one for you. It is shown only this once.',
+    `  ${keys.newKey}`,
+    `  ${kept}`,
+    `  Try: curl -H "Authorization: Bearer <key>" "${url}/${API_PREFIX}/pets?status=available"`,
+    '  Manage keys: npm run apikey -- list | create --name <client> | revoke <id|prefix>',
+    '================================================================================',
+  ];
+}
