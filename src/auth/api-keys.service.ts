@@ -7,7 +7,7 @@ import { readWithRetry } from '../database/outage';
 import { ApiKeyEntity } from './api-key.entity';
 import { digest } from './api-key.store';
 
-/** How long a verified key is trusted without asking the database again: revocation takes effect within it. */
+/** How long a verified key is trusted without asking the database: revocation takes effect within it. */
 export const VERIFY_CACHE_MS = 1000;
 /** last_used_at is written at most this often per key and instance. */
 export const LAST_USED_WRITE_INTERVAL_MS = 60_000;
@@ -40,17 +40,11 @@ export function hashApiKey(key: string): string {
   return digest(key).toString('hex');
 }
 
-/**
- * Stored API keys: created (the key is returned once and only its digest kept), listed,
- * revoked, and verified per request by a unique-index lookup on the digest.
- */
+/** Stored API keys: created (only the digest is kept), listed, revoked, and verified by digest. */
 @Injectable()
 export class ApiKeysService {
   private readonly logger = new Logger('ApiKeys');
-  /**
-   * digest → key id and until when it is trusted without a lookup. Entries outlive `until`
-   * (for `isKnown`) and are dropped when a lookup finds the key revoked.
-   */
+  /** digest → key id and until when it is trusted without a lookup (kept longer, for `isKnown`). */
   private readonly verified = boundedLru<string, { id: number; until: number }>(CACHE_LIMIT, {
     ttl: KNOWN_KEY_MS,
   });

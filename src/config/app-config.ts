@@ -28,62 +28,44 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 export type TrustProxy = boolean | number | string[];
 
 /**
- * The service's whole configuration, read once from the environment at start.
- * Only this folder (and the TypeORM CLI data source) reads `process.env`.
+ * The service's whole configuration, read once from the environment at start (each variable is
+ * described in docs/configuration.md). Only this folder reads `process.env`.
  */
 export interface AppConfig {
   readonly nodeEnv: NodeEnv;
   readonly port: number;
   readonly host: string;
-  /** SQLite file path, or `:memory:` (used when no PostgreSQL URL is configured). */
   readonly databasePath: string;
-  /** PostgreSQL connection URL; when set the service runs on PostgreSQL instead of SQLite. */
+  /** PostgreSQL; null: SQLite at `databasePath`. */
   readonly databaseUrl: string | null;
-  /** PostgreSQL schema holding the tables (created if missing). */
   readonly databaseSchema: string;
-  /** PostgreSQL connections per instance. */
   readonly dbPoolSize: number;
   readonly dbConnectTimeoutMs: number;
-  /** Longest a PostgreSQL statement may run before the server cancels it. */
   readonly dbStatementTimeoutMs: number;
-  /** Per-API-key request limit (RATE_LIMIT_ENABLED, RATE_LIMIT_PER_MINUTE). */
   readonly rateLimitEnabled: boolean;
   readonly rateLimitPerMinute: number;
-  /**
-   * Requests without a valid key allowed per client address and minute before they are
-   * answered 429 without a key lookup (AUTH_FAILURES_PER_MINUTE; off with RATE_LIMIT_ENABLED=false).
-   */
   readonly authFailuresPerMinute: number;
-  /** Redis shared by every instance for rate-limit counters; unset: counters in process. */
   readonly redisUrl: string | null;
-  /** Rows and full pages kept in the in-process read cache (READ_CACHE_SIZE); 0 turns it off. */
   readonly readCacheSize: number;
-  /** Megabytes the read cache may hold, estimated (READ_CACHE_MB). */
   readonly readCacheMegabytes: number;
   readonly sqliteSynchronous: SqliteSynchronous;
-  /** Milliseconds a writer waits for a lock before SQLite reports busy. */
   readonly sqliteBusyTimeoutMs: number;
-  /** Keys from `API_KEYS`, accepted beside the stored keys; empty when unset. */
   readonly apiKeys: readonly string[];
   readonly productionBaseUrl: string;
   readonly stagingBaseUrl: string;
   readonly bodyLimitBytes: number;
   readonly logLevel: LogLevel;
-  /** Browser origins allowed by CORS; empty: CORS is off. */
   readonly corsOrigins: readonly string[];
   readonly trustProxy: TrustProxy;
-  /** How long a shutdown waits for in-flight requests before closing their connections. */
   readonly shutdownTimeoutMs: number;
-  /** Serve Swagger UI and the OpenAPI document at /docs, /docs-json, /docs-yaml. */
   readonly swaggerEnabled: boolean;
-  /** Port of the Prometheus metrics listener (METRICS_PORT); null: no metrics are kept at all. */
+  /** null: no metrics are kept at all. */
   readonly metricsPort: number | null;
-  /** Interface of the metrics listener (METRICS_HOST), never the API's by default. */
   readonly metricsHost: string;
 }
 
 export class ConfigError extends Error {
-  /** Every problem found, one line each (a single one for an error about one variable). */
+  /** Every problem found, one line each. */
   readonly problems: readonly string[];
 
   constructor(problems: string | readonly string[]) {
@@ -99,10 +81,9 @@ const HOST_NAME = /^[A-Za-z0-9.:\-[\]]+$/;
 const HOST_RULE = 'must be a host name or IP address';
 
 /**
- * Every environment variable the service reads, with its rule and its default (docs/configuration.md
- * and .env.example list the same variables; a test holds them together). An empty value counts as
- * unset. A problem quotes the value, except for the secrets: API_KEYS, DB_PASSWORD, and
- * DATABASE_URL and REDIS_URL, which may hold a password.
+ * Every environment variable, with its rule and default (docs/configuration.md and .env.example
+ * list the same; a test holds them together). Empty counts as unset. A problem quotes the value,
+ * except for secrets: API_KEYS, DB_PASSWORD, and the URLs that may hold a password.
  */
 export class EnvironmentVariables {
   @OneOf(NODE_ENVS)
@@ -114,11 +95,9 @@ export class EnvironmentVariables {
   @Matching(HOST_NAME, HOST_RULE)
   HOST = '0.0.0.0';
 
-  /** Resolved against the working directory; `:memory:` for a database that dies with the process. */
   @Matches(/^[^\0]*$/, { message: 'DATABASE_PATH must be a file path or :memory:' })
   DATABASE_PATH = './data/petstore.sqlite';
 
-  /** Unset: PostgreSQL when DATABASE_URL is set, SQLite otherwise. */
   @IsOptional()
   @OneOf(['sqlite', 'postgres'], { ignoreCase: true, rule: 'must be sqlite or postgres' })
   DB_TYPE?: 'sqlite' | 'postgres';
@@ -127,14 +106,10 @@ export class EnvironmentVariables {
   @Satisfies(postgresUrlProblem)
   DATABASE_URL?: string;
 
-  /** DB_HOST to DB_NAME (any text) make the PostgreSQL URL when DB_TYPE=postgres and DATABASE_URL is unset. */
   @Allow()
   DB_HOST = 'localhost';
 
-  /**
-   * Checked only when it is used: Kubernetes service links (and Docker links) set DB_PORT to
-   * `tcp://<address>:<port>` in every container beside a service named `db`.
-   */
+  // Checked only when used: Kubernetes and Docker links set it to `tcp://...` beside a service `db`.
   @ValidateIf(buildsPostgresUrl)
   @Integer(1, 65535)
   DB_PORT = 5432;
@@ -222,15 +197,11 @@ export class EnvironmentVariables {
   METRICS_HOST = '127.0.0.1';
 }
 
-/** The variables the schema declares, in the order their problems are reported. */
 export const ENVIRONMENT_VARIABLES: readonly string[] = declaredProperties(EnvironmentVariables);
 
 type Env = Record<string, string | undefined>;
 
-/**
- * Builds the configuration from an environment, or throws one ConfigError that names every
- * problem found, one line each (never a secret value).
- */
+/** The configuration of an environment, or one ConfigError naming every problem found. */
 export function loadConfig(env: Env): AppConfig {
   const given = ENVIRONMENT_VARIABLES.filter((name) => env[name] !== undefined && env[name] !== '').map(
     (name) => [name, env[name]],

@@ -11,12 +11,8 @@ import {
   ValidationArguments,
 } from 'class-validator';
 
-/*
- * The decorators of the environment schema. Every variable arrives as a string. A decorator's
- * transform turns a well-formed string into its typed value and leaves anything else as it was
- * written, so that the check after it refuses the value and the problem quotes what the operator
- * wrote. Each problem is one line that starts with the variable's name.
- */
+// The decorators of the environment schema. A transform types a well-formed string and leaves
+// anything else as written, so the check after it quotes what the operator wrote.
 
 /** `(got "value")`, for rules about values that are no secret. */
 export const got = (value: unknown): string => `(got "${String(value)}")`;
@@ -30,10 +26,7 @@ function all(...decorators: PropertyDecorator[]): PropertyDecorator {
   return (target, property) => decorators.forEach((decorate) => decorate(target, property));
 }
 
-/**
- * Plain decimal digits, leading zeros allowed, become a number; `-1`, `1e3`, `0x50`, ` 80` stay
- * as written and fail `IsInt`. A number out of range is quoted as read (`0070000` as `70000`).
- */
+/** Plain decimal digits become a number; `-1`, `1e3`, `0x50`, ` 80` stay as written and fail. */
 export function Integer(min: number, max: number): PropertyDecorator {
   const message = quoting(`must be an integer from ${min} to ${max}`);
   return all(
@@ -91,11 +84,7 @@ export function list(raw: string): string[] {
     .filter((entry) => entry !== '');
 }
 
-/**
- * A rule of its own: `problemOf` returns what is wrong with the value (the rest of the line after
- * the variable's name), or undefined when it is right. It is given the value as the variable's
- * transform left it (`V`), and the other variables.
- */
+/** A rule of its own: `problemOf` says what is wrong with the (transformed) value, or undefined. */
 export function Satisfies<V, T extends object = object>(
   problemOf: (value: V, variables: T) => string | undefined,
 ): PropertyDecorator {

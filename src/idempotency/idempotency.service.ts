@@ -5,7 +5,7 @@ import { ApiException } from '../common/errors/api-exception';
 import { databaseOutageCause } from '../database/outage';
 import { IdempotencyRecordEntity } from './idempotency-record.entity';
 
-/** How long a key is remembered (IETF httpapi idempotency-key draft: at least a day is usual). */
+/** How long a key is remembered (the IETF draft suggests at least a day). */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /** An in-flight record older than this was left by a request that died (a crashed process). */
 export const IN_FLIGHT_LEASE_MS = 60 * 1000;
@@ -33,19 +33,17 @@ function claimId(claimed: ClaimedKey): string {
 export type Claim = { kind: 'new'; claimed: ClaimedKey } | { kind: 'replay'; response: StoredResponse };
 
 /**
- * Idempotency-Key records, in the database so every instance sees them. `claim` either
- * reserves a key for a new request (a unique index decides between concurrent ones) or says
- * what to answer instead: the stored response, 409 while the first request is in flight, 422
- * when the key was used with another body.
+ * Idempotency-Key records, in the database so that every instance sees them. `claim` reserves a
+ * key for a new request (a unique index decides between concurrent ones) or says what to answer
+ * instead: the stored response, 409 while the first is in flight, 422 for another body.
  */
 @Injectable()
 export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('Idempotency');
   private cleanup: NodeJS.Timeout | undefined;
   /**
-   * Claims of requests that failed while the database was away, by `claimId` (their records
-   * could not be deleted then): released in the background once it answers, and a retry that
-   * reaches this instance before that takes the key over at once.
+   * Claims of requests that failed while the database was away (their records could not be
+   * deleted): released once it answers; a retry reaching this instance first takes them over.
    */
   private readonly unreleased = new Map<string, ClaimedKey>();
   private releaseTimer: NodeJS.Timeout | undefined;
@@ -145,10 +143,7 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
     throw new ApiException('idempotency_conflict');
   }
 
-  /**
-   * Stores the response of a claimed key. With `manager`, inside the caller's transaction: the
-   * record says "done" exactly when the caller's work committed.
-   */
+  /** Stores the answer of a claimed key; with `manager`, inside the caller's transaction. */
   async complete(
     claimed: ClaimedKey,
     response: StoredResponse,
@@ -168,9 +163,8 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
 
   /**
    * The request failed: forget its claim, so that a retry is processed anew. Only a record still
-   * in flight is deleted: one whose work committed (its response stored in the same transaction)
-   * stays, and the retry gets that response. If the database does not answer, the release is
-   * tried again in the background until it does (or the lease has run out).
+   * in flight is deleted (one whose work committed stays). Retried in the background while the
+   * database does not answer.
    */
   async release(claimed: ClaimedKey): Promise<void> {
     try {

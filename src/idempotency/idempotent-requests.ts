@@ -55,16 +55,11 @@ export function requestDigest(body: unknown): string {
 }
 
 /**
- * Makes a create safe to retry (IETF httpapi Idempotency-Key draft): the same key from the
- * same API key with the same body within 24 hours gets the original response again, with
- * `Idempotent-Replayed: true`, and creates nothing. Without the header it only runs the
- * operation. The handler calls it after the guard and the pipes, so only authenticated,
- * valid requests reserve keys; a request that fails releases its key, so the client may
- * retry it. A create that succeeded is answered 201 even if its response could not be stored.
- *
- * Not an interceptor on purpose: any interceptor puts every request of its route through
- * Nest's rxjs pipeline, which cost a create without the header about a quarter of its CPU
- * (docs/performance.md).
+ * Makes a create safe to retry (IETF httpapi Idempotency-Key draft): the same key from the same
+ * API key with the same body within 24 hours gets the original answer again, with
+ * `Idempotent-Replayed: true`, and creates nothing. Handlers call it after the guard and pipes,
+ * so only authenticated, valid requests reserve keys; a failed request releases its key.
+ * Not an interceptor: one puts every request of its route through rxjs (docs/architecture.md).
  */
 @Injectable()
 export class IdempotentRequests {
@@ -76,11 +71,9 @@ export class IdempotentRequests {
   ) {}
 
   /**
-   * Runs `operation` under the request's Idempotency-Key, if it has one. The operation gets a
-   * `record` function when a key was claimed: called inside the transaction that makes its
-   * effect, it stores the response there, so that the key says "done" exactly when the effect
-   * committed, also when the connection breaks before the commit is confirmed. An operation
-   * that cannot offer a transaction leaves it uncalled, and the response is stored afterwards.
+   * Runs `operation` under the request's Idempotency-Key, if any. With a claimed key it gets
+   * `record`, to store the answer inside the transaction that makes its effect, so that the key
+   * says "done" exactly when the effect committed; uncalled, the answer is stored afterwards.
    */
   async run<T>(
     request: Request,
@@ -123,8 +116,8 @@ export class IdempotentRequests {
     try {
       body = await operation(record);
     } catch (error) {
-      // The answer is the operation's error, whatever happens to the key. If the operation did
-      // commit after all (its answer lost with the connection), the key is "done" and stays.
+      // If the operation did commit after all (its answer lost with the connection), the key is
+      // "done" and stays: release deletes only a key still in flight.
       await this.idempotency
         .release(claim.claimed)
         .catch((releaseError: unknown) =>
@@ -145,17 +138,16 @@ export class IdempotentRequests {
         location: typeof location === 'string' ? location : null,
       });
     } catch (completeError) {
-      // The animal exists: answering 500 would invite a retry that creates it twice. The key
-      // stays in flight (409 to a retry) until its lease runs out.
+      // The row exists: a 500 would invite a retry that creates it twice. The key stays in
+      // flight (409 to a retry) until its lease runs out.
       this.warn(request, 'could not store the response of an Idempotency-Key request', completeError);
     }
     return body;
   }
 
   /**
-   * An idempotent create: `insert` adds the row (running the work it is given in the same
-   * transaction, where it can: see `insertOne`), the answer is 201 with `toBody(row)` and
-   * `Location: /v1/<collection>/<id>`, and a retry with the same key gets that answer again.
+   * An idempotent create: `insert` adds the row (with the work it is given in its transaction,
+   * where it can), the answer is 201 with `toBody(row)` and `Location: /v1/<collection>/<id>`.
    */
   create<E extends { id: number }, B>(
     request: Request,
