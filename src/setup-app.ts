@@ -25,9 +25,8 @@ import { ROOT_LOGGER } from './observability/observability.module';
 export const DOCS_PATH = 'docs';
 
 /**
- * The OpenAPI document of the running app. Paths are written without `/v1`; servers end in it.
- * The first server is relative, so it is this instance wherever it runs ("Try it out" works)
- * and the document stays the same on every host and port.
+ * The OpenAPI document of the app: paths without `/v1`, servers ending in it, the first one
+ * relative so that "Try it out" reaches this instance and the document is the same on every host.
  */
 export function buildOpenApiDocument(app: INestApplication, config: AppConfig): OpenAPIObject {
   const builder = new DocumentBuilder()
@@ -59,9 +58,8 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
 const OPERATION_ID_SEPARATOR = '#';
 
 /**
- * An operation is named after its handler (the contract's listPets, createPet, getPet). Where
- * handlers of several controllers share a name (two modules' `list`), each is prefixed with its
- * controller's name (`ordersList`, `widgetsList`), so that every operationId stays unique.
+ * Names each operation after its handler (listPets); where handlers of several controllers share
+ * a name, prefixed with the controller's (`ordersList`, `widgetsList`).
  */
 export function nameOperations(document: OpenAPIObject): void {
   // Operations named with @ApiOperation({ operationId }) keep their name.
@@ -118,10 +116,9 @@ function enableCors(app: NestExpressApplication, origins: readonly string[]): vo
 }
 
 /**
- * Everything about the HTTP pipeline that both `main.ts` and the tests need: Error bodies for
- * what Node's HTTP parser rejects, request ids and the request log (first, so every answer has
- * them), security headers, CORS, the JSON body parser and its limit, the `/v1` prefix (health
- * probes outside it) and the API docs at `/docs`.
+ * The HTTP pipeline of main.ts and the tests, in order: Error bodies for what the HTTP parser
+ * refuses, request ids and the log (first, so every answer has them), security headers, CORS,
+ * the JSON body parser, the `/v1` prefix (probes outside it) and the docs at `/docs`.
  */
 export function setupApp(app: NestExpressApplication, config: AppConfig): void {
   app.disable('x-powered-by');
@@ -150,7 +147,7 @@ export function setupApp(app: NestExpressApplication, config: AppConfig): void {
 }
 
 export interface CreateAppOptions {
-  /** Nest's logger; by default the app's pino logger (PinoNestLogger). */
+  /** Nest's logger; by default the app's pino logger. */
   logger?: LoggerService | LogLevel[] | false;
   /** Where the logs go instead of stdout, as JSON lines (tests read them). */
   logDestination?: DestinationStream;
@@ -161,8 +158,7 @@ export async function createApp(
   config: AppConfig,
   options: CreateAppOptions = {},
 ): Promise<NestExpressApplication> {
-  // Silent while the module is built: a start-up failure is reported once, by the caller,
-  // as one line instead of a framework stack trace.
+  // Silent while the module is built: the caller reports a start-up failure as one line.
   const logger = createRootLogger(config, options.logDestination);
   const app = await NestFactory.create<NestExpressApplication>(
     AppModule.forRoot(config, logger),

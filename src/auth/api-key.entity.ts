@@ -2,11 +2,7 @@ import { Column, Entity, Index } from 'typeorm';
 import { int64AsNumber } from '../common/validation/int64';
 import { IdColumn } from '../database/dialect';
 
-/**
- * A stored API key: never the key itself, only its SHA-256 digest (looked up by a unique
- * index) and a short prefix to recognise it by. Times are Unix epoch milliseconds, the same
- * on every database.
- */
+/** Never the key, only its SHA-256 digest and a prefix; times in epoch ms, the same on every database. */
 @Entity({ name: 'api_keys' })
 export class ApiKeyEntity {
   @IdColumn()

@@ -16,14 +16,8 @@ const BEARER_SCHEME = /^bearer(\s|$)/i;
 const BEARER = new RegExp(`^Bearer +(${TOKEN68}) *$`, 'i');
 
 /**
- * The global guard: every route needs a valid bearer API key unless marked `@Public()`: one
- * of `API_KEYS` (constant-time) or a stored key that is not revoked (digest lookup). The key
- * is hashed once; the caller is recorded on the request for the rate limiter and idempotency.
- *
- * Requests without a valid key spend their address's abuse budget; once it is spent they are
- * refused with 429 before any lookup in the key store. Keys this instance knows to be valid
- * (`API_KEYS`, stored keys it verified recently) are never held back by that budget.
- * Guards run before pipes, so an unauthenticated request is 401 before its body is validated.
+ * Requests without a valid key spend their address's abuse budget; once it is spent they get 429 before
+ * any key-store lookup. Keys this instance knows to be valid are never held back by it.
  */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
@@ -36,10 +30,7 @@ export class ApiKeyGuard implements CanActivate {
     @Optional() @Inject(FAILED_AUTH_BUDGET) private readonly budget?: FailedAuthBudget,
   ) {}
 
-  /**
-   * Whether a route is `@Public()`, read from its metadata once per controller and handler (a
-   * handler inherited by several controllers may be public in one of them only).
-   */
+  /** Per controller and handler: an inherited handler may be public in one controller only. */
   private readonly publicRoutes = new WeakMap<object, WeakMap<object, boolean>>();
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -99,7 +90,6 @@ export class ApiKeyGuard implements CanActivate {
     return isPublic;
   }
 
-  /** Refuses the request (429) when its address has spent the budget of requests without a valid key. */
   private async withinBudget(request: Request): Promise<void> {
     const refusal = await this.budget?.refusal(addressOf(request));
     if (refusal) {
@@ -109,7 +99,6 @@ export class ApiKeyGuard implements CanActivate {
   }
 }
 
-/** The token of an `Authorization: Bearer <token>` header, or undefined if it holds none. */
 function bearerToken(header: string | undefined): string | undefined {
   return header === undefined ? undefined : BEARER.exec(header)?.[1];
 }

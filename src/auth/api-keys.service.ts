@@ -7,13 +7,10 @@ import { readWithRetry } from '../database/outage';
 import { ApiKeyEntity } from './api-key.entity';
 import { digest } from './api-key.store';
 
-/** How long a verified key is trusted without asking the database: revocation takes effect within it. */
+/** Trusted without asking the database this long: revocation takes effect within it. */
 export const VERIFY_CACHE_MS = 1000;
-/** last_used_at is written at most this often per key and instance. */
 export const LAST_USED_WRITE_INTERVAL_MS = 60_000;
-/** How long a digest that matches no stored key is answered from memory. */
 export const UNKNOWN_CACHE_MS = 10_000;
-/** How long a key once found valid counts as known to this instance (see `isKnown`). */
 export const KNOWN_KEY_MS = 15 * 60_000;
 const CACHE_LIMIT = 10_000;
 const PREFIX_LENGTH = 12;
@@ -21,7 +18,6 @@ const MIN_PREFIX_LENGTH = 8;
 
 export class ApiKeyError extends Error {}
 
-/** What a stored-key lookup found. */
 export type KeyVerdict = 'valid' | 'unknown' | 'revoked';
 
 export interface CreatedApiKey {
@@ -30,30 +26,27 @@ export interface CreatedApiKey {
   record: ApiKeyEntity;
 }
 
-/** 32 bytes from the CSPRNG, URL-safe, with a prefix (`pet_`) that secret scanners can match. */
+/** The `pet_` prefix lets secret scanners match it. */
 export function generateApiKey(): string {
   return `pet_${randomBytes(32).toString('base64url')}`;
 }
 
-/** The stored form of a key: the hex of the digest the guard computes (`digest`). */
 export function hashApiKey(key: string): string {
   return digest(key).toString('hex');
 }
 
-/** Stored API keys: created (only the digest is kept), listed, revoked, and verified by digest. */
 @Injectable()
 export class ApiKeysService {
   private readonly logger = new Logger('ApiKeys');
-  /** digest → key id and until when it is trusted without a lookup (kept longer, for `isKnown`). */
+  /** Trusted until `until`, but kept for KNOWN_KEY_MS so that `isKnown` remembers it. */
   private readonly verified = boundedLru<string, { id: number; until: number }>(CACHE_LIMIT, {
     ttl: KNOWN_KEY_MS,
   });
-  /** digests that matched no stored key, or a revoked one: a repeated wrong key is not a query each time. */
+  /** So that a repeated wrong key is not a query each time. */
   private readonly refused = boundedLru<string, { verdict: Exclude<KeyVerdict, 'valid'>; until: number }>(
     CACHE_LIMIT,
     { ttl: UNKNOWN_CACHE_MS },
   );
-  /** key id → when this instance last wrote last_used_at. */
   private readonly lastUsedWritten = new Map<number, number>();
 
   constructor(@InjectRepository(ApiKeyEntity) private readonly keys: Repository<ApiKeyEntity>) {}
@@ -80,12 +73,10 @@ export class ApiKeysService {
     return this.keys.find({ order: { id: 'ASC' } });
   }
 
-  /** Whether any key that is not revoked exists. */
   async hasActiveKeys(): Promise<boolean> {
     return (await this.keys.countBy({ revokedAt: IsNull() })) > 0;
   }
 
-  /** Keys matching an id (digits), a prefix of 8 to 12 characters, or a whole key (looked up by digest). */
   private async find(idPrefixOrKey: string): Promise<ApiKeyEntity[]> {
     if (/^\d{1,15}$/.test(idPrefixOrKey)) return this.keys.findBy({ id: Number(idPrefixOrKey) });
     if (idPrefixOrKey.length > PREFIX_LENGTH) return this.keys.findBy({ keyHash: hashApiKey(idPrefixOrKey) });
@@ -103,10 +94,9 @@ export class ApiKeysService {
       .getMany();
   }
 
-  /** Revokes the key with this id, prefix (at least 8 characters) or value; returns it. */
   async revoke(idPrefixOrKey: string, now = Date.now()): Promise<ApiKeyEntity> {
     const matches = await this.find(idPrefixOrKey);
-    // Echo what was given only if it can be no more than a prefix: never repeat a whole key.
+    // Never echo what could be a whole key.
     const given = idPrefixOrKey.length <= PREFIX_LENGTH ? `"${idPrefixOrKey}"` : 'given';
     if (matches.length === 0) throw new ApiKeyError(`no API key matches the id or prefix ${given}`);
     if (matches.length > 1) {
@@ -121,12 +111,10 @@ export class ApiKeysService {
     return key;
   }
 
-  /** Whether `presented` is a stored key that is not revoked. */
   async verify(presented: string, now = Date.now()): Promise<boolean> {
     return (await this.verifyDigest(hashApiKey(presented), now)) === 'valid';
   }
 
-  /** Whether a valid stored key has this hex digest, answered from memory when it can be. */
   async verifyDigest(digest: string, now = Date.now()): Promise<KeyVerdict> {
     const cached = this.verified.get(digest);
     if (cached && cached.until > now) {
@@ -152,7 +140,7 @@ export class ApiKeysService {
     return 'valid';
   }
 
-  /** Whether this instance found the key valid within the last minutes: it may be looked up even when its address is over the abuse budget. */
+  /** Found valid lately by this instance: looked up even when its address is over the abuse budget. */
   isKnown(digest: string): boolean {
     return this.verified.has(digest);
   }
@@ -162,7 +150,6 @@ export class ApiKeysService {
     this.refused.delete(digest);
   }
 
-  /** Records use without a write per request: at most one UPDATE per key per interval. */
   private touch(id: number, now: number): void {
     const last = this.lastUsedWritten.get(id);
     if (last !== undefined && now - last < LAST_USED_WRITE_INTERVAL_MS) return;

@@ -10,7 +10,6 @@ import { setUpKeys } from './key-setup';
 
 export const KEY_SETUP = Symbol('KEY_SETUP');
 
-/** Authentication: the keys of `API_KEYS` and the stored ones, the guard, and the first-run key setup. */
 @Global()
 @Module({
   imports: [TypeOrmModule.forFeature([...AUTH_SCHEMA.entities])],

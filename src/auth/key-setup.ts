@@ -3,7 +3,6 @@ import { ApiKeysService } from './api-keys.service';
 
 export type KeySource = 'environment' | 'stored' | 'generated';
 
-/** Where this instance's valid keys come from; `newKey` is set only on the start that made it. */
 export interface KeySetup {
   source: KeySource;
   newKey?: string;
@@ -11,11 +10,7 @@ export interface KeySetup {
 
 export const BOOTSTRAP_KEY_NAME = 'bootstrap';
 
-/**
- * The service never starts open. `API_KEYS` keys are accepted beside stored keys; with neither,
- * a first start outside production stores a key named `bootstrap` and shows it once. In
- * production a deployment must bring its keys, so it refuses to start instead.
- */
+/** Never starts open: without keys, production refuses to start rather than generate one. */
 export async function setUpKeys(config: AppConfig, apiKeys: ApiKeysService): Promise<KeySetup> {
   if (config.apiKeys.length > 0) return { source: 'environment' };
   if (await apiKeys.hasActiveKeys()) return { source: 'stored' };

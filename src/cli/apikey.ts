@@ -112,7 +112,6 @@ async function run(
   }
 }
 
-/** Runs one CLI command against the configured database; returns the exit status. */
 export async function apiKeyCli(argv: string[], config: AppConfig, io: Output): Promise<number> {
   const init = argv.includes('--init');
   const [command, ...args] = argv.filter((arg) => arg !== '--init');
@@ -124,8 +123,7 @@ export async function apiKeyCli(argv: string[], config: AppConfig, io: Output): 
     io.err('apikey: DATABASE_PATH is :memory:, so there are no stored keys to manage');
     return EXIT_FAILED;
   }
-  // A mistyped path or the wrong folder would otherwise make a new, empty database whose keys
-  // the service never sees.
+  // Else a mistyped path would make a new, empty database whose keys the service never sees.
   if (config.databaseUrl === null && !init && !existsSync(config.databasePath)) {
     io.err(
       `apikey: no database at ${config.databasePath}: run from the service's folder, or set DATABASE_PATH ` +

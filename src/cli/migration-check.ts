@@ -7,20 +7,15 @@ import { configFromEnvironment } from '../config/environment';
 import { dataSourceOptions, openDatabase } from '../database/database.options';
 import { SCHEMAS } from '../features';
 
-/** What a check may replace, to try the check itself on entities or migrations of its own. */
+/** Replaceable, to test the check itself on entities or migrations of its own. */
 export interface SchemaSources {
   entities?: DataSourceOptions['entities'];
   migrations?: DataSourceOptions['migrations'];
 }
 
 /**
- * Runs every migration on an empty database of the configured kind, then asks TypeORM's schema
- * builder what it would still change for the tables to match the entities. Answers that SQL:
- * empty when the entities declare exactly what the migrations create (then
- * `npm run migration:generate` on an up-to-date database finds nothing to do either).
- *
- * SQLite: a database in memory. PostgreSQL: a schema of its own on the configured server,
- * dropped afterwards; the configured schema is never touched.
+ * The SQL TypeORM would still run after every migration on a scratch database: empty when they agree.
+ * On PostgreSQL a schema of its own, dropped afterwards: the configured schema is never touched.
  */
 export async function schemaDrift(config: AppConfig, sources: SchemaSources = {}): Promise<string[]> {
   const scratch: AppConfig =

@@ -7,13 +7,8 @@ export type LruOptions<K extends string | number, V extends object> = Omit<
 >;
 
 /**
- * An `lru-cache` holding at most `maxEntries` entries, the least recently used dropped first,
- * that reserves nothing up front. With its `max` option `lru-cache` allocates five arrays of
- * `max` slots at construction (keys, values, links both ways and a free list: up to 28 bytes per
- * slot, 2.8 MB for 100,000 entries), held for the process's life whether used or not; and the
- * heap V8 lets grow under load is a multiple of what is live (docs/performance.md, Memory).
- * Counted as `maxSize` with each entry of size 1, the same bound costs memory only for the
- * entries held.
+ * An `lru-cache` of at most `maxEntries` that reserves nothing up front: its `max` option would
+ * allocate five arrays of `max` slots at once (2.8 MB for 100,000), used or not.
  */
 export function boundedLru<K extends string | number, V extends object>(
   maxEntries: number,
@@ -22,11 +17,7 @@ export function boundedLru<K extends string | number, V extends object>(
   return new LRUCache<K, V>({ ...options, maxSize: maxEntries, sizeCalculation: () => 1 });
 }
 
-/**
- * An `lru-cache` bounded by the bytes its entries are estimated to hold (`size` of each, at
- * most `maxBytes` together) and by `maxEntries`, whichever is reached first, the least recently
- * used dropped first; nothing is reserved up front.
- */
+/** An `lru-cache` bounded by `maxEntries` and by the bytes its entries are estimated to hold. */
 export class ByteBoundedLru<K extends string | number, V extends object> {
   private readonly cache: LRUCache<K, V>;
 
@@ -63,7 +54,6 @@ export class ByteBoundedLru<K extends string | number, V extends object> {
     return this.cache.size;
   }
 
-  /** The estimated bytes held. */
   get bytes(): number {
     return this.cache.calculatedSize;
   }

@@ -8,10 +8,7 @@ import { dataSourceOptions, openDatabase } from './database.options';
 import { translateOutage } from './outage';
 import { READ_CACHE_OPTIONS, ResourceStores } from './resource-store';
 
-/**
- * The database of the modules' schemas (migrated at start), the stores modules read and write
- * through, and the 503 the exception filter answers while the database is away.
- */
+/** The database of the modules' schemas, the stores they use, and the 503 of an outage. */
 @Global()
 @Module({})
 export class DatabaseModule {

@@ -6,7 +6,7 @@ import { AppConfig } from '../config/app-config';
 import { AppDataSource } from './dialect';
 import { entitiesOf, migrationsOf, ModuleSchema } from './module-schema';
 
-/** Any number, the same on every instance: the PostgreSQL advisory lock held while migrating. */
+/** Any number, the same on every instance: the advisory lock held while migrating. */
 const MIGRATION_LOCK_ID = 7_348_214_901;
 
 /**
@@ -17,11 +17,7 @@ export const SQLITE3_DRIVER: typeof sqlite3 = Object.create(sqlite3, {
   verbose: { value: () => SQLITE3_DRIVER },
 }) as typeof sqlite3;
 
-/**
- * The TypeORM options of the configured database, with the modules' schemas. Migrations run in
- * `openDatabase`, never `synchronize`. SQLite: WAL and a busy timeout. PostgreSQL: a bounded
- * pool, timeouts, and int8 read as numbers (our values stay below 2^53).
- */
+/** The TypeORM options of the configured database; int8 is read as a number (ours stay below 2^53). */
 export function dataSourceOptions(config: AppConfig, schemas: readonly ModuleSchema[]): DataSourceOptions {
   const common = {
     entities: entitiesOf(schemas),
@@ -76,10 +72,7 @@ async function migrate(dataSource: DataSource, config: AppConfig): Promise<void>
   }
 }
 
-/**
- * Connects, migrates and sets SQLite's durability (`FULL`: a commit survives a power loss;
- * `NORMAL`: a process crash). TypeORM's SQLite driver holds one connection, so one PRAGMA does.
- */
+/** Connects, migrates and sets SQLite's durability (its driver holds one connection: one PRAGMA does). */
 export async function openDatabase(config: AppConfig, options: DataSourceOptions): Promise<DataSource> {
   const dataSource = await new AppDataSource(options).initialize();
   try {

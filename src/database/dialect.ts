@@ -19,22 +19,16 @@ export function idColumn(queryRunner: QueryRunner): TableColumnOptions {
 }
 
 /**
- * The entity side of `idColumn`: a 64-bit integer the database assigns. Declared `int8`, which
- * PostgreSQL calls `bigint`: TypeORM hands generated keys declared `bigint` back as strings,
- * while ids here are numbers (they stay below 2^53, and int8 is parsed as a number).
- * `AppDataSource` declares it `integer` on SQLite, so the entities describe exactly what the
- * migrations create on either database.
+ * The entity side of `idColumn`, declared `int8`: TypeORM would hand generated `bigint` keys back
+ * as strings. `AppDataSource` makes it `integer` on SQLite, as the migrations create it.
  */
 export function IdColumn(): PropertyDecorator {
   return PrimaryGeneratedColumn('increment', { type: 'int8' });
 }
 
 /**
- * The DataSource every part of the service opens: the app, the key CLI, the TypeORM CLI and
- * the migration check. SQLite accepts AUTOINCREMENT only on an INTEGER PRIMARY KEY, so there
- * the auto-increment `int8` keys of the entities become `integer` (also 64-bit in SQLite),
- * as `idColumn` creates them. Without this, comparing entities with the migrated schema
- * would report a difference on one of the two databases.
+ * The DataSource every part of the service opens. SQLite accepts AUTOINCREMENT only on an INTEGER
+ * PRIMARY KEY, so there the entities' `int8` keys become `integer`, as the migrations create them.
  */
 export class AppDataSource extends DataSource {
   protected override async buildMetadatas(): Promise<void> {

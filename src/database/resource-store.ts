@@ -50,11 +50,10 @@ interface PendingRow<E> {
 }
 
 /**
- * The one way a module reads and writes its table (docs/architecture.md): rows by id and keyset
- * pages through TypeORM, both cached, and creates committed in groups. The caches are exact
- * because a row never changes once created, and ids become visible in ascending order (see
- * `insert`): a page with more rows after it is full and stays the same forever. A last page and
- * a missing row are never kept.
+ * How every module reads and writes its table (docs/architecture.md): rows by id and keyset pages
+ * through TypeORM, cached, and creates committed in groups. The caches are exact: a row never
+ * changes, and ids become visible in ascending order (`insert`), so a page with more rows after
+ * it never changes either. A last page and a missing row are never kept.
  */
 export class ResourceStore<E extends Row> {
   private readonly inserts = new GroupCommit<PendingRow<E>, E>((pending) => this.insert(pending));
@@ -119,11 +118,10 @@ export class ResourceStore<E extends Row> {
   }
 
   /**
-   * One INSERT for a group of creates. Keyset pages need ids to become visible in ascending order:
-   * SQLite has one writer, so they do; PostgreSQL's sequence hands ids out before commit, so
-   * inserts into a table take its advisory lock and commit one after another on every instance.
-   * SQLite offers no transaction of its own (TypeORM shares its one connection among requests),
-   * so `inTransaction` runs only on PostgreSQL; a failed SQLite statement has not committed.
+   * One INSERT per group. SQLite has one writer, so ids become visible in order; PostgreSQL hands
+   * them out before commit, so inserts take the table's advisory lock on every instance. SQLite
+   * has no transaction of its own (TypeORM shares one connection), so `inTransaction` runs only
+   * on PostgreSQL; a failed SQLite statement has not committed.
    */
   private async insert(pending: PendingRow<E>[]): Promise<E[]> {
     const rows = pending.map((create) => create.row);
@@ -142,10 +140,7 @@ export class ResourceStore<E extends Row> {
   }
 }
 
-/**
- * The rows and full pages of every store in one LRU, bounded by entries and by estimated bytes,
- * the least recently used dropped first. Lookups are counted in the metrics.
- */
+/** The rows and full pages of every store in one LRU, bounded by entries and estimated bytes. */
 export class ReadCache {
   private readonly entries: ByteBoundedLru<string, Row | Page<Row>> | undefined;
 

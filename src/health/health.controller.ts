@@ -12,7 +12,6 @@ export const HEALTH_PATH = 'health';
 /** A check that has not answered within this time is down: readiness answers in about a second. */
 export const PROBE_TIMEOUT_MS = 1000;
 
-/** The health checks' report (terminus): each check with its status. */
 const CHECK_REPORT = {
   type: 'object',
   additionalProperties: {
@@ -43,8 +42,7 @@ const HEALTHY = {
   },
 };
 
-// Public probes live at the root, outside /v1 (the `servers` of the document end in /v1), and
-// need no key: the operations say both, overriding the document-wide server and security.
+// Probes live outside /v1 and need no key: each operation overrides the document's servers and security.
 const PROBE = {
   servers: [{ url: '/', description: 'This instance (probes are outside /v1)' }],
   security: [],

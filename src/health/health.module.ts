@@ -4,8 +4,7 @@ import { HealthController } from './health.controller';
 import { MigrationsHealthIndicator } from './migrations.health';
 
 @Module({
-  // Terminus would log every failed check as an error; a failing readiness is expected while
-  // the database is away, and its 503 has a line of its own in the request log.
+  // Not terminus's error per failed check: expected while the database is away, and the 503 is logged.
   imports: [TerminusModule.forRoot({ logger: false })],
   controllers: [HealthController],
   providers: [MigrationsHealthIndicator],

@@ -16,11 +16,7 @@ import { ErrorDto } from '../common/errors/error.dto';
 import { requestIdOf } from './request-log';
 import { RouteIndex } from './route-index';
 
-/**
- * The one place that writes error answers: everything leaves as the Error body with no
- * internals. What a lower layer translates (a database outage: 503) is answered so; anything
- * else unexpected is logged with its stack and answered 500 `internal_error`.
- */
+/** The one writer of error answers, never with internals; the unexpected is logged and answered 500. */
 @Catch()
 export class AllExceptionsFilter implements ExceptionFilter {
   private readonly logger = new Logger('Errors');
@@ -38,7 +34,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const error = this.toApiException(exception, request);
 
     if (response.headersSent) {
-      // Nothing sensible can be written any more: end the exchange instead of hanging.
+      // Nothing sensible can be written any more: end the exchange rather than hang.
       response.destroy();
       return;
     }
@@ -66,7 +62,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     return new ApiException('internal_error');
   }
 
-  /** The router found no handler: 405 if the path exists with other methods, else 404. */
+  /** 405 if the path exists with other methods, else 404. */
   private noSuchRoute(request: Request): ApiException {
     this.routeIndex ??= new RouteIndex(this.adapterHost.httpAdapter.getInstance());
     const allowed = this.routeIndex.allowedMethods(request.path);

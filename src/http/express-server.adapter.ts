@@ -5,16 +5,12 @@ import * as http from 'node:http';
 
 type MessageConstructor = new (...args: never[]) => object;
 
-/** Node's request and response classes, whose objects Express re-prototypes on every request. */
 export interface MessageClasses {
   IncomingMessage: typeof http.IncomingMessage;
   ServerResponse: typeof http.ServerResponse;
 }
 
-/**
- * A constructor whose objects are built as `Base` builds them, with `prototype` from the start;
- * undefined where `Base` is an ES class, which cannot be called this way (Node 20's are not).
- */
+/** Undefined where `Base` is an ES class, which cannot be called this way (Node 20's are not). */
 export function withPrototype<T extends MessageConstructor>(Base: T, prototype: object): T | undefined {
   if (Function.prototype.toString.call(Base).startsWith('class')) return undefined;
   function Message(this: object, ...args: unknown[]): void {
@@ -24,11 +20,7 @@ export function withPrototype<T extends MessageConstructor>(Base: T, prototype: 
   return Message as unknown as T;
 }
 
-/**
- * Request and response classes born with the app's `request` and `response` prototypes, so that
- * Express's `Object.setPrototypeOf` on every request changes nothing and V8 keeps their hidden
- * classes (docs/architecture.md). Empty where Node's classes cannot be extended this way.
- */
+/** Born with Express's prototypes, so its per-request `setPrototypeOf` keeps V8's hidden classes. */
 export function expressMessageClasses(app: Express): Partial<MessageClasses> {
   const IncomingMessage = withPrototype(http.IncomingMessage, app.request);
   const ServerResponse = withPrototype(http.ServerResponse, app.response);
@@ -37,7 +29,6 @@ export function expressMessageClasses(app: Express): Partial<MessageClasses> {
     : {};
 }
 
-/** What `res.json` sends, charset included. */
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
 /** `If-None-Match: *` on a GET or HEAD, which `res.send` answers 304 (RFC 9110 §13.1.2). */
@@ -47,7 +38,7 @@ function onlyIfNone(req: http.IncomingMessage | undefined): boolean {
   return !/(?:^|,)\s*no-cache\s*(?:,|$)/.test(req.headers['cache-control'] ?? '');
 }
 
-/** Ends the response with `body` as JSON: the status, headers and bytes `res.json` would send. */
+/** The status, headers and bytes `res.json` would send, without re-deriving them on every call. */
 export function sendJson(res: http.ServerResponse, status: number, body: unknown): void {
   if (status === 200 && onlyIfNone(res.req)) {
     res.statusCode = 304;
@@ -61,11 +52,7 @@ export function sendJson(res: http.ServerResponse, status: number, body: unknown
   res.end(text);
 }
 
-/**
- * Nest's Express adapter with two departures (docs/architecture.md): its plain HTTP server builds
- * requests with Express's prototypes (`expressMessageClasses`), and a handler's object is
- * answered by `sendJson` instead of `res.json`, which re-derives the same headers on every call.
- */
+/** Departs for speed (docs/architecture.md): Express-prototyped requests, and objects sent by `sendJson`. */
 export class ExpressServerAdapter extends ExpressAdapter {
   override initHttpServer(options: NestApplicationOptions): void {
     if (options?.httpsOptions || options?.forceCloseConnections) {

@@ -4,27 +4,14 @@ import { INestApplication, Logger } from '@nestjs/common';
 
 const SIGNALS: NodeJS.Signals[] = ['SIGTERM', 'SIGINT'];
 
-/** The response a connection is writing, if any (Node's own slot for it). */
+/** `_httpMessage`: Node's internal slot for the response the connection is writing. */
 type HttpSocket = Socket & { _httpMessage?: ServerResponse | null };
 
-/**
- * On SIGTERM or SIGINT: stop accepting connections, let the requests in flight finish (each
- * answered with `Connection: close`), close the app and its database, and exit 0. Requests
- * still running after `timeoutMs` have their connections closed and the exit code is 1; a
- * second signal exits at once with 1.
- *
- * The open connections are tracked, not the requests: nothing runs per request until a signal
- * comes (a keep-alive connection carries many). Then the response each connection is writing
- * is a request in flight. A pipelined request queued behind it on the same connection is not
- * counted, and is dropped when that connection closes after the first answer (Node closes a
- * `Connection: close` socket once its answer is written); clients seldom pipeline.
- *
- * Nest's `enableShutdownHooks` is not used: it re-raises the signal after closing, so the
- * process would end killed by it (exit 143) rather than with a clean 0.
- */
+/** Not Nest's `enableShutdownHooks`: it re-raises the signal, so the process would exit 143, not 0. */
 export function enableGracefulShutdown(app: INestApplication, timeoutMs: number): void {
   const logger = new Logger('Shutdown');
   const server = app.getHttpServer() as Server;
+  // Connections, not requests: nothing runs per request. A pipelined request queued behind one is dropped.
   const connections = new Set<HttpSocket>();
   let draining = false;
 
@@ -33,7 +20,6 @@ export function enableGracefulShutdown(app: INestApplication, timeoutMs: number)
     socket.once('close', () => connections.delete(socket));
   });
 
-  /** The responses being written now: one per connection busy with a request. */
   const inFlight = (): ServerResponse[] => {
     const responses: ServerResponse[] = [];
     for (const socket of connections) {
@@ -49,8 +35,7 @@ export function enableGracefulShutdown(app: INestApplication, timeoutMs: number)
       process.exit(1);
     }
     draining = true;
-    // Keep-alive connections would hold the server open until they time out: each one closes
-    // as soon as its response is written, including those of requests still to come on it.
+    // Otherwise keep-alive connections would hold the server open until they time out.
     server.prependListener('request', (_req, res: ServerResponse) => res.setHeader('Connection', 'close'));
     const running = inFlight();
     for (const res of running) if (!res.headersSent) res.setHeader('Connection', 'close');

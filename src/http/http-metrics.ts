@@ -3,14 +3,10 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { Metrics, UNMATCHED_ROUTE } from '../observability/metrics';
 import { routeOf } from './request-log';
 
-/** The status of a request whose client went away before the answer was sent (nginx's convention). */
+/** The client went away before the answer was sent (nginx's convention). */
 export const CLIENT_CLOSED_REQUEST = 499;
 
-/**
- * Times every request into `http_server_request_duration_seconds` by method, route pattern
- * (`/v1/pets/:petId`, never the URL itself, so ids do not multiply the series) and status, and
- * counts the requests in flight. Installed only when metrics are on.
- */
+/** By route pattern, never the URL itself, so ids do not multiply the series. */
 export function httpMetrics(metrics: Metrics): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
     const started = performance.now();

@@ -5,7 +5,6 @@ import { codeForStatus, ErrorCode } from '../common/errors/error-codes';
 
 const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json$/;
 
-/** Errors of Express's body parser carry a `type` naming what went wrong. */
 const PARSER_ERRORS: Record<string, [ErrorCode, string?]> = {
   'entity.parse.failed': ['invalid_json'],
   'entity.utf8.invalid': ['invalid_json', 'The request body is not valid UTF-8.'],
@@ -21,16 +20,11 @@ function hasBody(req: Request): boolean {
   return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
-/** A failure raised inside the parser's `verify` hook: the parser reports it with this `type`. */
 function parserError(type: keyof typeof PARSER_ERRORS): Error {
   return Object.assign(new Error(type), { type });
 }
 
-/**
- * JSON is UTF-8 (RFC 8259 §8.1). The parser would decode another declared charset, and would
- * replace invalid bytes with U+FFFD, so that what is stored and acknowledged is not what was
- * sent: both are refused instead.
- */
+/** JSON is UTF-8 (RFC 8259 §8.1): refused, not decoded from another charset or patched with U+FFFD. */
 function requireUtf8(_req: Request, _res: Response, body: Buffer, encoding: string): void {
   if (encoding !== 'utf-8' && encoding !== 'utf8') throw parserError('charset.unsupported');
   if (!isUtf8(body)) throw parserError('entity.utf8.invalid');
@@ -54,12 +48,7 @@ function toApiException(error: unknown, limitBytes: number): ApiException {
   return new ApiException(typeof status === 'number' && status < 500 ? codeForStatus(status) : 'bad_request');
 }
 
-/**
- * Parses JSON bodies up to `limitBytes`, answering every failure in the Error shape: a body
- * sent as anything but JSON in UTF-8 is 415, malformed JSON or invalid UTF-8 400 `invalid_json`,
- * an oversized body 413 (at once when its Content-Length says so).
- * Any JSON value is parsed (not just objects) so that validation can say what is wrong with it.
- */
+/** Any JSON value is parsed, not just objects, so that validation can say what is wrong with it. */
 export function jsonBody(limitBytes: number): RequestHandler {
   const parse = json({ limit: limitBytes, strict: false, type: () => true, verify: requireUtf8 });
   return (req: Request, res: Response, next: NextFunction) => {
@@ -67,7 +56,7 @@ export function jsonBody(limitBytes: number): RequestHandler {
     const mediaType = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
     if (!JSON_MEDIA_TYPE.test(mediaType)) return next(new ApiException('unsupported_media_type'));
     if (Number(req.headers['content-length']) > limitBytes) {
-      // Answer now and close, rather than read (or wait for) a body that will be refused anyway.
+      // Answer and close now rather than read a body that will be refused anyway.
       res.setHeader('Connection', 'close');
       return next(tooLarge(limitBytes));
     }

@@ -8,7 +8,7 @@ import { REQUEST_ID_HEADER, requestIdFor } from './request-id';
 import { API_SECURITY_HEADERS } from './security-headers';
 import { JSON_CONTENT_TYPE } from './express-server.adapter';
 
-/** What Node's HTTP parser (llhttp `HPE_*` codes) and its request timer report, and our answer. */
+/** Errors of Node's HTTP parser (llhttp `HPE_*`) and request timer. */
 const CLIENT_ERRORS: Record<string, [ErrorCode, string?]> = {
   HPE_HEADER_OVERFLOW: ['headers_too_large'],
   HPE_CHUNK_EXTENSIONS_OVERFLOW: [
@@ -33,7 +33,6 @@ const CLIENT_ERRORS: Record<string, [ErrorCode, string?]> = {
 };
 const NOT_HTTP: [ErrorCode, string] = ['bad_request', 'The request is not valid HTTP/1.1.'];
 
-/** Status, headers and Error body of an answer that closes the connection. */
 function errorResponse(
   code: ErrorCode,
   message: string = ERROR_CODES[code].message,
@@ -45,14 +44,14 @@ function errorResponse(
     'Content-Type': JSON_CONTENT_TYPE,
     'Content-Length': String(Buffer.byteLength(body)),
     ...API_SECURITY_HEADERS,
-    // Where no request was read there is no id to echo: a new one, as for any answer.
+    // No request was read, so there is no id to echo: a new one.
     [REQUEST_ID_HEADER]: requestId,
     Connection: 'close',
   };
   return { status, headers, body };
 }
 
-/** A whole HTTP/1.1 response carrying the Error body, for a socket that has no response object. */
+/** A raw HTTP/1.1 response, for a socket that has no response object. */
 export function errorReply(code: ErrorCode, message: string = ERROR_CODES[code].message): string {
   const { status, headers, body } = errorResponse(code, message);
   const lines = Object.entries({ Date: new Date().toUTCString(), ...headers }).map(
@@ -61,17 +60,11 @@ export function errorReply(code: ErrorCode, message: string = ERROR_CODES[code].
   return [`HTTP/1.1 ${status} ${STATUS_CODES[status]}`, ...lines, '', body].join('\r\n');
 }
 
-/** Writes the reply, then closes the connection once it has been handed to the network. */
 function replyAndClose(socket: Duplex, reply: string): void {
   socket.end(reply, () => socket.destroy());
 }
 
-/**
- * `clientError`: Node's HTTP parser rejected what arrived (bad chunking, bad Content-Length,
- * headers over the limit, a request not received in time). Node's own answer has no body; this
- * one has the Error body. Nothing is written on a reset or closed socket, nor after a response
- * to an earlier request on it has started (that would corrupt the stream): it is just closed.
- */
+/** Nothing is written once an earlier response on the socket has started: that would corrupt the stream. */
 export function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
   const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse })._httpMessage;
   if (error.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
@@ -82,11 +75,7 @@ export function answerClientError(error: Error & { code?: string }, socket: Dupl
   replyAndClose(socket, errorReply(code, message));
 }
 
-/**
- * Makes the HTTP server answer in the Error shape where Node would answer bare or not at all:
- * parser errors and timeouts (`clientError`), an `Expect` other than 100-continue (417), CONNECT
- * (closed without a word otherwise), and a missing Host header (checked by `checkRequestHeaders`).
- */
+/** The Error shape where Node would answer bare or not at all. */
 export function answerProtocolErrors(server: Server): void {
   server.on('clientError', answerClientError);
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
@@ -104,17 +93,11 @@ export function answerProtocolErrors(server: Server): void {
   (server as Server & { requireHostHeader: boolean }).requireHostHeader = false;
 }
 
-/**
- * Headers a request may carry once only: Node keeps the first of several, a proxy may read
- * another. Each has a bit, so that a request's headers are checked without allocating.
- */
+/** Node keeps the first of several, a proxy may read another; one bit each, to check without allocating. */
 const SINGLE_HEADERS: Readonly<Record<string, number>> = { host: 1, authorization: 2, 'content-type': 4 };
 const SINGLE_HEADER_LENGTHS = new Set(Object.keys(SINGLE_HEADERS).map((name) => name.length));
 
-/**
- * HTTP/1.1 requires a Host header (RFC 9112 §3.2), and a header that is not a list must not be
- * repeated (RFC 9110 §5.3): both are answered 400 in the Error shape.
- */
+/** HTTP/1.1 needs Host (RFC 9112 §3.2); a header that is not a list must not repeat (RFC 9110 §5.3). */
 export function checkRequestHeaders(req: Request, _res: Response, next: NextFunction): void {
   if (req.httpVersion === '1.1' && req.headers.host === undefined) {
     return next(new ApiException('bad_request', 'An HTTP/1.1 request must carry a Host header.'));

@@ -3,17 +3,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 export const REQUEST_ID_HEADER = 'X-Request-Id';
 
-/** What an incoming request id may look like: short, and safe to log and echo. */
+/** Short, and safe to log and echo. */
 const WELL_FORMED = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export function isWellFormedRequestId(value: unknown): value is string {
   return typeof value === 'string' && WELL_FORMED.test(value);
 }
 
-/**
- * The id of a request: the caller's `X-Request-Id` when it is well formed, else a new UUID.
- * It is set on the response at once, so every answer carries it, errors included.
- */
+/** Set on the response at once, so every answer carries it, errors included. */
 export function requestIdFor(req: IncomingMessage, res: ServerResponse): string {
   const incoming = req.headers['x-request-id'];
   const id = isWellFormedRequestId(incoming) ? incoming : randomUUID();

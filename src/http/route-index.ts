@@ -1,10 +1,7 @@
 import { METHODS } from 'node:http';
 import { match, MatchFunction } from 'path-to-regexp';
 
-/**
- * Whether a route answers every method: then it is middleware Nest mounted with `all()` (a
- * module's `forRoutes`), not an endpoint, and says nothing about which methods a path allows.
- */
+/** A route answering every method is middleware mounted with `all()` (`forRoutes`), not an endpoint. */
 export function isMiddlewareRoute(methods: Record<string, boolean>): boolean {
   return METHODS.every((method) => methods[method.toLowerCase()]);
 }
@@ -22,21 +19,16 @@ interface IndexedRoute {
   methods: string[];
 }
 
-/**
- * The methods each registered route answers, read from Express once its routes exist, so that
- * a known path asked with another method gets 405 with an `Allow` header instead of 404.
- */
+/** Read from Express lazily, once its routes exist: a known path asked with another method gets 405. */
 export class RouteIndex {
   private routes: IndexedRoute[] | undefined;
 
   private readonly app: ExpressApp;
 
-  /** `app`: the Express application, whose router is read once it has its routes. */
   constructor(app: unknown) {
     this.app = app as ExpressApp;
   }
 
-  /** Methods allowed on `path` (HEAD implied by GET), or an empty list when no route has it. */
   allowedMethods(path: string): string[] {
     const allowed = new Set<string>();
     for (const route of this.index()) {

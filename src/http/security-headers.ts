@@ -1,11 +1,7 @@
 import type { RequestHandler } from 'express';
 import helmet from 'helmet';
 
-/**
- * The headers of every API answer (OWASP REST Security Cheat Sheet): nothing is cached, nothing
- * may be rendered, framed, sniffed or followed by a referrer, and https is remembered. None of
- * the headers that only HTML pages need.
- */
+/** OWASP REST Security Cheat Sheet, without the headers only HTML pages need. */
 export const API_SECURITY_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   'Cache-Control': 'no-store',
   'Content-Security-Policy': "default-src 'none'; frame-ancestors 'none'",
@@ -17,11 +13,7 @@ export const API_SECURITY_HEADERS: Readonly<Record<string, string>> = Object.fre
 
 const API_HEADER_ENTRIES = Object.entries(API_SECURITY_HEADERS);
 
-/**
- * The API set on every answer but the API docs page, which gets helmet's page policy without
- * `upgrade-insecure-requests`: served over plain http from any host but localhost, that
- * directive makes the browser fetch the UI's own scripts over https, and the page stays blank.
- */
+/** The docs page: helmet without `upgrade-insecure-requests`, which blanks it when served over plain http. */
 export function securityHeaders(docsPath: string): RequestHandler {
   const docsPage = helmet({ contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } });
   const docsPrefix = `/${docsPath}`;

@@ -4,10 +4,7 @@ import { IdColumn } from '../database/dialect';
 
 export type IdempotencyState = 'in_flight' | 'done';
 
-/**
- * One `Idempotency-Key` of one API key: the request it was first used with (a digest of the
- * body) and, once done, the response to replay. Times are Unix epoch milliseconds.
- */
+/** The digest of the first request's body and, once done, the response to replay; times in epoch ms. */
 @Entity({ name: 'idempotency_keys' })
 @Index('uq_idempotency_owner_key', ['owner', 'idempotencyKey'], { unique: true })
 export class IdempotencyRecordEntity {

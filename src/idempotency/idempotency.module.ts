@@ -4,7 +4,6 @@ import { IDEMPOTENCY_SCHEMA } from './idempotency.schema';
 import { IdempotencyService } from './idempotency.service';
 import { IdempotentRequests } from './idempotent-requests';
 
-/** Idempotent creates: a feature module other modules use through `IdempotentRequests.run`. */
 @Module({
   imports: [TypeOrmModule.forFeature([...IDEMPOTENCY_SCHEMA.entities])],
   providers: [IdempotencyService, IdempotentRequests],

@@ -5,12 +5,11 @@ import { ApiException } from '../common/errors/api-exception';
 import { databaseOutageCause } from '../database/outage';
 import { IdempotencyRecordEntity } from './idempotency-record.entity';
 
-/** How long a key is remembered (the IETF draft suggests at least a day). */
+/** The IETF draft suggests at least a day. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /** An in-flight record older than this was left by a request that died (a crashed process). */
 export const IN_FLIGHT_LEASE_MS = 60 * 1000;
 const CLEANUP_INTERVAL_MS = 10 * 60 * 1000;
-/** How often releases that failed (the database was away) are tried again. */
 const RELEASE_RETRY_MS = 250;
 
 export interface StoredResponse {
@@ -32,19 +31,12 @@ function claimId(claimed: ClaimedKey): string {
 
 export type Claim = { kind: 'new'; claimed: ClaimedKey } | { kind: 'replay'; response: StoredResponse };
 
-/**
- * Idempotency-Key records, in the database so that every instance sees them. `claim` reserves a
- * key for a new request (a unique index decides between concurrent ones) or says what to answer
- * instead: the stored response, 409 while the first is in flight, 422 for another body.
- */
+/** In the database so that every instance sees them; a unique index decides between concurrent claims. */
 @Injectable()
 export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('Idempotency');
   private cleanup: NodeJS.Timeout | undefined;
-  /**
-   * Claims of requests that failed while the database was away (their records could not be
-   * deleted): released once it answers; a retry reaching this instance first takes them over.
-   */
+  /** Claims not released while the database was away; a retry reaching this instance takes them over. */
   private readonly unreleased = new Map<string, ClaimedKey>();
   private releaseTimer: NodeJS.Timeout | undefined;
 
@@ -143,7 +135,6 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
     throw new ApiException('idempotency_conflict');
   }
 
-  /** Stores the answer of a claimed key; with `manager`, inside the caller's transaction. */
   async complete(
     claimed: ClaimedKey,
     response: StoredResponse,
@@ -161,11 +152,7 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
     );
   }
 
-  /**
-   * The request failed: forget its claim, so that a retry is processed anew. Only a record still
-   * in flight is deleted (one whose work committed stays). Retried in the background while the
-   * database does not answer.
-   */
+  /** Only a record still in flight is deleted: one whose work committed stays. */
   async release(claimed: ClaimedKey): Promise<void> {
     try {
       await this.records.delete({ ...claimed, state: 'in_flight' });
@@ -175,7 +162,7 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
     }
   }
 
-  /** A claim whose record may exist although the claim failed (its outcome is unknown). */
+  /** For a claim whose record may exist although the claim failed. */
   releaseLater(claimed: ClaimedKey): void {
     this.unreleased.set(claimId(claimed), claimed);
     this.scheduleReleases();

@@ -11,13 +11,11 @@ import { Metrics } from '../observability/metrics';
 import type { EntityManager } from 'typeorm';
 import { IdempotencyService, StoredResponse } from './idempotency.service';
 
-/** Stores the response of a claimed key inside the transaction `manager` runs. */
 export type RecordResponse = (manager: EntityManager, response: StoredResponse) => Promise<void>;
 
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
 
-/** The OpenAPI description of the request header, for `@ApiHeader` on every create. */
 export const IDEMPOTENCY_KEY_HEADER_DOCS: ApiHeaderOptions = {
   name: IDEMPOTENCY_KEY_HEADER,
   required: false,
@@ -36,7 +34,6 @@ export function parseIdempotencyKey(header: string): string | undefined {
   return match ? (match[1] ?? match[2]) : undefined;
 }
 
-/** A digest of the JSON body that does not depend on the order of its keys. */
 export function requestDigest(body: unknown): string {
   const canonical = (value: unknown): unknown => {
     if (Array.isArray(value)) return value.map(canonical);
@@ -55,11 +52,9 @@ export function requestDigest(body: unknown): string {
 }
 
 /**
- * Makes a create safe to retry (IETF httpapi Idempotency-Key draft): the same key from the same
- * API key with the same body within 24 hours gets the original answer again, with
- * `Idempotent-Replayed: true`, and creates nothing. Handlers call it after the guard and pipes,
- * so only authenticated, valid requests reserve keys; a failed request releases its key.
- * Not an interceptor: one puts every request of its route through rxjs (docs/architecture.md).
+ * IETF httpapi Idempotency-Key draft. Handlers call it after the guard and pipes, so only authenticated,
+ * valid requests reserve keys. Not an interceptor: that puts every request through rxjs
+ * (docs/architecture.md).
  */
 @Injectable()
 export class IdempotentRequests {
@@ -70,11 +65,7 @@ export class IdempotentRequests {
     @Optional() private readonly metrics: Metrics = new Metrics(),
   ) {}
 
-  /**
-   * Runs `operation` under the request's Idempotency-Key, if any. With a claimed key it gets
-   * `record`, to store the answer inside the transaction that makes its effect, so that the key
-   * says "done" exactly when the effect committed; uncalled, the answer is stored afterwards.
-   */
+  /** `record` stores the answer in the effect's transaction: the key is "done" exactly when it commits. */
   async run<T>(
     request: Request,
     response: Response,
@@ -116,8 +107,7 @@ export class IdempotentRequests {
     try {
       body = await operation(record);
     } catch (error) {
-      // If the operation did commit after all (its answer lost with the connection), the key is
-      // "done" and stays: release deletes only a key still in flight.
+      // Had the operation committed after all, the key is "done" and stays: release spares it.
       await this.idempotency
         .release(claim.claimed)
         .catch((releaseError: unknown) =>
@@ -138,17 +128,12 @@ export class IdempotentRequests {
         location: typeof location === 'string' ? location : null,
       });
     } catch (completeError) {
-      // The row exists: a 500 would invite a retry that creates it twice. The key stays in
-      // flight (409 to a retry) until its lease runs out.
+      // A 500 would invite a retry creating the row twice; the key stays in flight until its lease ends.
       this.warn(request, 'could not store the response of an Idempotency-Key request', completeError);
     }
     return body;
   }
 
-  /**
-   * An idempotent create: `insert` adds the row (with the work it is given in its transaction,
-   * where it can), the answer is 201 with `toBody(row)` and `Location: /v1/<collection>/<id>`.
-   */
   create<E extends { id: number }, B>(
     request: Request,
     response: Response,

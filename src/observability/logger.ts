@@ -2,10 +2,7 @@ import pino, { DestinationStream, Logger } from 'pino';
 import { AppConfig } from '../config/app-config';
 import { REDACT_PATHS, REDACTED } from './redact';
 
-/**
- * The one pino logger of the app: JSON lines on stdout in production (or to `destination`),
- * human-readable lines otherwise. Writes are synchronous so that nothing is lost on exit.
- */
+/** Writes are synchronous so that nothing is lost on exit. */
 export function createRootLogger(config: AppConfig, destination?: DestinationStream): Logger {
   const options: pino.LoggerOptions = {
     level: config.logLevel,

@@ -9,7 +9,7 @@ import { shutdownTracing } from './tracing-state';
 
 export const METRICS_PATH = '/metrics';
 
-/** The pg Pool TypeORM's PostgreSQL driver keeps as `master`. */
+/** The pg Pool that TypeORM's PostgreSQL driver keeps as `master`. */
 interface PgPool {
   totalCount: number;
   idleCount: number;
@@ -17,10 +17,7 @@ interface PgPool {
   options: { max: number };
 }
 
-/**
- * The metrics' own listener (METRICS_HOST:METRICS_PORT): only `GET /metrics`, never on the API's
- * port. Also hooks the database into the metrics, and flushes buffered spans at shutdown.
- */
+/** Metrics get their own listener, never the API's port; it also flushes buffered spans at shutdown. */
 export class MetricsListener implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown {
   private server: Server | undefined;
 
@@ -30,7 +27,6 @@ export class MetricsListener implements OnModuleInit, OnApplicationBootstrap, Be
     private readonly moduleRef: ModuleRef,
   ) {}
 
-  /** Where Prometheus scrapes this instance, once listening. */
   url(): string | undefined {
     const address = this.server?.address() as AddressInfo | null | undefined;
     if (!address) return undefined;
@@ -92,7 +88,7 @@ export class MetricsListener implements OnModuleInit, OnApplicationBootstrap, Be
   }
 }
 
-/** Counts failed queries through TypeORM's logger, which every driver tells of each failure. */
+/** Through TypeORM's logger, which every driver tells of each failure. */
 function countQueryErrors(dataSource: DataSource, metrics: Metrics): void {
   const original = dataSource.logger;
   const counting = Object.create(original, {

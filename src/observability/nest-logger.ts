@@ -2,13 +2,7 @@ import type { LoggerService } from '@nestjs/common';
 import type { Level, Logger } from 'pino';
 import { activeTraceIds } from './tracing-state';
 
-/**
- * Nest's logger interface on the app's pino logger. Nest calls `log(message, context)` and
- * `error(message, stack, context)` (a `Logger` made with a context adds it last); the context
- * becomes the `context` field and a stack the `err.stack` field. A plain object as the first
- * argument is merged into the line, the next string is its message:
- * `logger.error({ reqId }, 'Unexpected error')`.
- */
+/** Nest calls `error(message, stack, context)`; a leading plain object is merged into the line. */
 export class PinoNestLogger implements LoggerService {
   constructor(private readonly root: Logger) {}
 
@@ -38,12 +32,10 @@ export class PinoNestLogger implements LoggerService {
 
   private write(level: Level, message: unknown, params: unknown[]): void {
     if (!this.root.isLevelEnabled(level)) return;
-    // With tracing on, a line written while serving a request names its trace and span.
     const fields: Record<string, unknown> = { ...activeTraceIds() };
     const rest = [...params];
     const last = rest[rest.length - 1];
-    // The context comes last; a lone string after an error's message is its stack only when
-    // it looks like one.
+    // The context comes last; a lone string after an error's message is a stack only if multi-line.
     if (typeof last === 'string' && !(level === 'error' && rest.length === 1 && last.includes('\n')))
       fields.context = rest.pop();
     let text: string | undefined;

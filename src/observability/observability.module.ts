@@ -16,7 +16,6 @@ function createMetrics(config: AppConfig): Metrics {
   return new PrometheusMetrics();
 }
 
-/** The app's pino logger (`ROOT_LOGGER`), Nest's logger on it, and the metrics with their listener. */
 @Global()
 @Module({})
 export class ObservabilityModule {

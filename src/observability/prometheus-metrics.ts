@@ -42,7 +42,6 @@ interface Increment {
   inc(): void;
 }
 
-/** The metrics of one app, in a registry of its own, exposed in the Prometheus text format. */
 export class PrometheusMetrics extends Metrics {
   readonly registry = new Registry();
   private readonly duration: Histogram<'method' | 'route' | 'status_code'>;
@@ -61,8 +60,7 @@ export class PrometheusMetrics extends Metrics {
     super();
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
-    // Gauges named like counters, which promtool (rightly) refuses; the same numbers are the sums
-    // of nodejs_active_handles, nodejs_active_requests and nodejs_active_resources by type.
+    // Gauges named like counters, which promtool refuses; nodejs_active_* by type hold the same numbers.
     for (const name of [
       'nodejs_active_handles_total',
       'nodejs_active_requests_total',

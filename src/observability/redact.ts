@@ -3,10 +3,7 @@ const SECRET_NAME = /key|token|secret|passw|auth|credential|signature|session|co
 
 export const REDACTED = '[Redacted]';
 
-/**
- * Paths pino censors in every log record, whoever logs it: credentials in headers and any
- * key-like field, at the top level or one level down.
- */
+/** Censored in every log record, whoever logs it. */
 export const REDACT_PATHS = [
   'authorization',
   'cookie',
@@ -29,7 +26,6 @@ export const REDACT_PATHS = [
   '*.headers["set-cookie"]',
 ];
 
-/** The URL with the value of every key-like query parameter replaced by `[Redacted]`. */
 export function redactUrl(url: string): string {
   const start = url.indexOf('?');
   if (start === -1) return url;

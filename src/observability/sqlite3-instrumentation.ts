@@ -6,7 +6,7 @@ import {
   isWrapped,
 } from '@opentelemetry/instrumentation';
 
-/** The query methods of sqlite3's Database that TypeORM and the CLI use; each takes a callback last. */
+/** Those TypeORM and the CLI use; each takes a callback last. */
 const METHODS = ['run', 'all', 'get', 'exec'] as const;
 
 type Callback = (this: unknown, error: Error | null, ...rest: unknown[]) => unknown;
@@ -16,13 +16,7 @@ interface Sqlite3Module {
   Database: { prototype: Record<(typeof METHODS)[number], QueryMethod> };
 }
 
-/**
- * A span per SQLite query (no OpenTelemetry instrumentation exists for the sqlite3 driver), with
- * the attributes of the stable database conventions that the PostgreSQL instrumentation uses too:
- * `db.system.name` sqlite, `db.operation.name`, and `db.query.text`, the SQL as TypeORM sends it,
- * with `?` placeholders: bound parameter values are never recorded. A query run where no span is
- * active gets none, so it starts no trace of its own.
- */
+/** No OpenTelemetry instrumentation exists for sqlite3. Bound parameter values are never recorded. */
 export class Sqlite3Instrumentation extends InstrumentationBase {
   constructor(config: InstrumentationConfig = {}) {
     super('petstore-sqlite3', '1.0.0', config);
@@ -51,6 +45,7 @@ export class Sqlite3Instrumentation extends InstrumentationBase {
     return function (this: unknown, sql: unknown, ...rest: unknown[]) {
       const last = rest.length - 1;
       const parent = context.active();
+      // A query where no span is active gets none, so it starts no trace of its own.
       if (typeof sql !== 'string' || typeof rest[last] !== 'function' || !trace.getSpan(parent)) {
         return original.call(this, sql, ...rest);
       }

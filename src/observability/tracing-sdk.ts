@@ -23,22 +23,15 @@ function idsOf(span: Span | undefined): TraceIds | undefined {
   return { trace_id: traceId, span_id: spanId };
 }
 
-/** The server span of each request: its ids are kept on the request for the request log. */
 function onIncomingRequest(span: Span, request: unknown): void {
   const incoming = request as IncomingMessage & { [SERVER_SPAN_IDS]?: TraceIds };
   if ('headers' in incoming) incoming[SERVER_SPAN_IDS] = idsOf(span);
 }
 
-/** Attributes that hold a URL or its query string, as the instrumentations name them. */
 const URL_ATTRIBUTES = new Set(['url.full', 'url.query', 'http.url', 'http.target']);
 const SECRET_ATTRIBUTE = /authorization|cookie|api[-_.]?key|password|token|secret/i;
 
-/**
- * Spans leave the process with no credential in them: the value of every key-like query
- * parameter in a URL attribute becomes `[Redacted]` (the same rule as the log's), and an
- * attribute named like a credential (a captured `Authorization` header, say) is replaced whole.
- * No instrumentation here records headers or bodies; this is the net below that.
- */
+/** No credential leaves in a span: a net below instrumentations that record no headers or bodies. */
 export function redactSpanAttributes(attributes: Record<string, unknown>): void {
   for (const [name, value] of Object.entries(attributes)) {
     if (SECRET_ATTRIBUTE.test(name)) attributes[name] = REDACTED;
@@ -65,7 +58,6 @@ class RedactingExporter implements SpanExporter {
   }
 }
 
-/** OTEL_TRACES_EXPORTER `otlp` (the default) over OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL, or `console`. */
 function exporterFor(env: Record<string, string | undefined>, protocol: string): SpanExporter {
   const names = (env.OTEL_TRACES_EXPORTER ?? '').split(',').map((name) => name.trim());
   if (names.includes('console') && !names.includes('otlp')) return new ConsoleSpanExporter();
@@ -74,13 +66,7 @@ function exporterFor(env: Record<string, string | undefined>, protocol: string):
   return new ProtobufTraceExporter();
 }
 
-/**
- * Starts the OpenTelemetry Node SDK: W3C trace context in and out (the SDK's default
- * propagators), spans of HTTP, Express routes, Nest handlers, PostgreSQL, Redis and SQLite
- * queries, exported as the OTEL_* variables say (OTEL_EXPORTER_OTLP_PROTOCOL: http/protobuf by
- * default, http/json, grpc; the exporters read their endpoint, headers and timeout themselves). Only traces: OpenTelemetry metrics and logs stay off, since metrics
- * are Prometheus's and log lines go to stdout carrying trace_id and span_id.
- */
+/** Traces only: metrics are Prometheus's, and log lines on stdout carry trace_id and span_id. */
 export function startTracingSdk(env: Record<string, string | undefined>): NodeSDK {
   const protocol =
     env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL || env.OTEL_EXPORTER_OTLP_PROTOCOL || 'http/protobuf';
@@ -90,7 +76,6 @@ export function startTracingSdk(env: Record<string, string | undefined>): NodeSD
       env.OTEL_SERVICE_NAME || /(^|,)\s*service\.name=/.test(env.OTEL_RESOURCE_ATTRIBUTES ?? '')
         ? undefined
         : DEFAULT_SERVICE_NAME,
-    // Batched as OTEL_BSP_* say, by the SDK.
     traceExporter: new RedactingExporter(exporterFor(env, protocol)),
     metricReaders: [],
     logRecordProcessors: [],
@@ -99,8 +84,7 @@ export function startTracingSdk(env: Record<string, string | undefined>): NodeSD
         disableOutgoingRequestInstrumentation: true,
         requestHook: onIncomingRequest,
       }),
-      // Only for `http.route` on the server span: a span per Express layer (helmet, body parser,
-      // the route handler) costs more than it tells, beside Nest's spans of the same handler.
+      // Only for `http.route`: a span per Express layer costs more than it tells, beside Nest's spans.
       new ExpressInstrumentation({
         ignoreLayersType: [
           ExpressLayerType.MIDDLEWARE,

@@ -1,18 +1,8 @@
 import { existsSync } from 'node:fs';
 
 /**
- * The tracing bootstrap. It must run before any module it instruments (http, express, Nest,
- * pg, ioredis, sqlite3) is loaded: `main.ts` imports it first, and `node --require
- * ./dist/observability/tracing.js dist/main.js` works too (it starts once).
- *
- * Tracing is on only when the standard OpenTelemetry variables ask for it:
- * OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT set, or OTEL_TRACES_EXPORTER
- * set to something other than `none`; OTEL_SDK_DISABLED=true wins over both. Everything else is
- * read by the SDK itself from the OTEL_* variables. With tracing off not one OpenTelemetry
- * module is loaded.
- *
- * This file reads process.env itself, on purpose: it runs before the configuration is loaded,
- * and the SDK reads its OTEL_* variables there anyway.
+ * Must run before the modules it instruments load: `main.ts` imports it first (or `node --require`).
+ * It reads process.env because it runs before the configuration; with tracing off, no OpenTelemetry loads.
  */
 export function tracingRequested(env: Record<string, string | undefined>): boolean {
   if (/^true$/i.test(env.OTEL_SDK_DISABLED?.trim() ?? '')) return false;
@@ -26,7 +16,6 @@ export function tracingRequested(env: Record<string, string | undefined>): boole
 
 let started = false;
 
-/** Starts tracing if the environment asks for it; returns whether it runs. */
 export function startTracing(env: Record<string, string | undefined> = process.env): boolean {
   if (started) return true;
   if (!tracingRequested(env)) return false;

@@ -4,11 +4,7 @@ import { Counters } from './counters';
 
 export const ABUSE_WINDOW_MS = 60_000;
 
-/**
- * The per-address budget of requests without a valid key (none, malformed, unknown or revoked):
- * over it they are refused before any key lookup, so key guessing and unauthenticated floods
- * cost neither the database nor the key store anything.
- */
+/** Refused before any key lookup, so key guessing and unauthenticated floods cost the database nothing. */
 export class AbuseLimiter implements FailedAuthBudget {
   constructor(
     private readonly counters: Counters,

@@ -10,12 +10,7 @@ export interface WindowCount {
   resetInMs: number;
 }
 
-/**
- * Fixed-window counters, one store for every limit: the per-key limit counts through
- * `increment` (as @nestjs/throttler asks: over `limit`, a key is refused for `blockDuration`),
- * the per-address budget of requests without a valid key also `peek`s. A window starts with its
- * first hit, so a client may spend a limit at the end of one window and again at the start of the next.
- */
+/** Fixed windows from the first hit: a limit may be spent at one window's end and at the next's start. */
 export interface Counters extends ThrottlerStorage {
   peek(key: string, windowMs: number): Promise<WindowCount>;
 }
@@ -35,7 +30,6 @@ interface Window {
   blockedUntil: number;
 }
 
-/** Counters in this process, at a constant cost per hit, bounded: the least recently used key goes first. */
 export class MemoryCounters implements Counters {
   private readonly windows: LRUCache<string, Window>;
 
@@ -83,7 +77,6 @@ const PEEK = `return {tonumber(redis.call('GET', KEYS[1]) or '0'), redis.call('P
 
 type Script = (...args: (string | number)[]) => Promise<[number, number, number?]>;
 
-/** Counters in Redis, shared by every instance: one atomic script per call. */
 export class RedisCounters implements Counters {
   constructor(readonly redis: Redis) {
     redis.defineCommand('petstoreIncrement', { numberOfKeys: 2, lua: INCREMENT });
@@ -120,21 +113,17 @@ export class RedisCounters implements Counters {
   }
 }
 
-/** While the shared store is down, it is asked again at most this often. */
+/** How often a shared store that is down is tried again. */
 export const SHARED_STORE_RETRY_MS = 1000;
 
-/**
- * The shared counters, never taking the API down: while they fail or are slow (over `timeoutMs`)
- * this instance counts on its own (limits hold per instance, never "no limit", never a 5xx),
- * with one warning per outage and one line when they answer again.
- */
+/** Never takes the API down: while the shared store fails or is slow, limits hold per instance. */
 export class ResilientCounters implements Counters, OnModuleDestroy {
   private downSince: number | undefined;
   private lastAttempt = 0;
 
   constructor(
     private readonly shared: Counters & { close?(): Promise<void> },
-    /** The app's logger: the store is made, and may warn, before Nest's logger is set. */
+    /** The store is made, and may warn, before Nest's logger is set. */
     private readonly logger: Pick<LoggerService, 'warn' | 'log'> = new Logger(),
     private readonly timeoutMs = 250,
     private readonly local: Counters = new MemoryCounters(),

@@ -8,12 +8,7 @@ import { Metrics } from '../observability/metrics';
 
 export const POLICY_NAME = 'default';
 
-/**
- * Limits requests per API key, counted under the caller the authentication guard recorded (the
- * digest of the key; that guard runs first). Every limited answer carries the IETF draft headers
- * `RateLimit-Policy` and `RateLimit`; over the limit, 429 `rate_limited` with `Retry-After`.
- * Public routes (health, docs) are not limited.
- */
+/** Per API key: the authentication guard runs first and records the caller. Headers: IETF RateLimit draft. */
 @Injectable()
 export class RateLimitGuard extends ThrottlerGuard {
   @Optional() @Inject(Metrics) private readonly metrics?: Metrics;
@@ -26,7 +21,6 @@ export class RateLimitGuard extends ThrottlerGuard {
     return Promise.resolve(Boolean(isPublic));
   }
 
-  /** The caller the authentication guard recorded (it runs first); the address otherwise. */
   protected override getTracker(req: Record<string, unknown>): Promise<string> {
     const request = req as unknown as Request;
     const owner = callerOf(request)?.owner;

@@ -12,10 +12,7 @@ export const COUNTERS = Symbol('COUNTERS');
 
 const REDIS_CONNECT_WAIT_MS = 2000;
 
-/**
- * The Redis counters, connected before the first request (or counting per instance until Redis
- * answers). No offline queue and no retried command: a request never waits for Redis to return.
- */
+/** No offline queue and no retried command: a request never waits for Redis to come back. */
 async function redisCounters(url: string, logger: PinoNestLogger): Promise<Counters> {
   // Loaded only with REDIS_URL: without it the Redis client stays out of the process.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -41,11 +38,6 @@ async function redisCounters(url: string, logger: PinoNestLogger): Promise<Count
   return counters;
 }
 
-/**
- * Rate limits on one counter store (Redis with REDIS_URL, shared by every instance; else this
- * process): per API key through @nestjs/throttler's guard, and the per-address budget of
- * requests without a valid key that authentication spends.
- */
 @Global()
 @Module({})
 export class RateLimitModule {
@@ -85,7 +77,7 @@ export class RateLimitModule {
         },
         RateLimitGuard,
       ],
-      // Registered as a global guard by AppModule, which decides the order of the guards.
+      // AppModule registers the guard globally: it decides the order of the guards.
       exports: [COUNTERS, FAILED_AUTH_BUDGET, RateLimitGuard],
     };
   }

@@ -1,7 +1,6 @@
 import { MigrationInterface, QueryRunner, Table } from 'typeorm';
 import { idColumn } from '../../database/dialect';
 
-/** Stored API keys: digest and prefix only, never the key. */
 export class CreateApiKeys1763863200000 implements MigrationInterface {
   name = 'CreateApiKeys1763863200000';
 

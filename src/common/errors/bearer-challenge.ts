@@ -1,8 +1,5 @@
 export const REALM = 'petstore';
 
-/**
- * The `WWW-Authenticate` challenge of a 401 without a bearer key, and with a wrong one (RFC 6750):
- * answered by the auth guard, documented with every 401 of the OpenAPI document.
- */
+/** The `WWW-Authenticate` challenges of a 401 without a key and with a wrong one (RFC 6750). */
 export const BEARER_CHALLENGE = `Bearer realm="${REALM}"`;
 export const INVALID_TOKEN_CHALLENGE = `${BEARER_CHALLENGE}, error="invalid_token"`;

@@ -1,8 +1,6 @@
 /**
- * The error catalogue: every stable code of the API (decisions.md, "Errors") with its HTTP
- * status, the message a client sees when nothing more specific is said, and when it is
- * answered. The one source of the error tables: the OpenAPI description is generated from it,
- * and a test holds the docs' tables and decisions.md to it.
+ * The error catalogue: every stable code with its status, default message and when it is
+ * answered. The OpenAPI description is made from it; a test holds the docs' tables to it.
  */
 export const ERROR_CODES = {
   validation_failed: {

@@ -13,11 +13,7 @@ interface ErrorResponse {
   headers?: ResponseHeaders;
 }
 
-/**
- * The error responses an operation can document, each with the codes it carries. Only statuses
- * the service really answers are here. (405 belongs to
- * no operation, so the document's description explains it instead.)
- */
+/** The error responses an operation can document (405 belongs to none: the description explains it). */
 const ERROR_RESPONSES = {
   400: {
     description:
@@ -95,10 +91,7 @@ export interface ApiErrorsOptions {
   headers?: ResponseHeaders;
 }
 
-/**
- * Documents the error responses of an operation, each with the `Error` body, an example and
- * the headers it carries.
- */
+/** Documents an operation's error responses, each with the `Error` body, an example and its headers. */
 export function ApiErrors(
   statuses: readonly DocumentedErrorStatus[],
   options: ApiErrorsOptions = {},

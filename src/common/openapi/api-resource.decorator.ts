@@ -9,10 +9,7 @@ export interface ResourceTag {
   description: string;
 }
 
-/**
- * Tags every operation of a controller with `tag` in the OpenAPI document, and declares the tag
- * there with its description (the document's `tags` list is built from these).
- */
+/** Tags a controller's operations in the OpenAPI document, and declares the tag with its description. */
 export function ApiResource(tag: string, description: string): ClassDecorator {
   return applyDecorators(ApiTags(tag), SetMetadata(RESOURCE_TAG, { name: tag, description }));
 }

@@ -1,10 +1,7 @@
 import { createHash } from 'node:crypto';
 import { validationFailed } from '../errors/api-exception';
 
-/**
- * Where a page starts: after this id, in the list narrowed by this filter (null for none).
- * A list with several filters folds them into one string (e.g. joined with `|`).
- */
+/** Where a page starts: after this id, in the list narrowed by this filter (null for none). */
 export interface PageCursor {
   afterId: number;
   filter: string | null;
@@ -18,10 +15,8 @@ function check(payload: string): string {
 }
 
 /**
- * An opaque page position with a checksum: a cursor that was cut, mistyped or edited by hand
- * is refused rather than silently read wrongly. The checksum is not a signature (no secret is
- * involved), and needs none: a cursor only says "after id N" in a list everyone with a key may
- * read in full, so a forged one grants nothing. Every keyset-paged list uses it.
+ * An opaque page position with a checksum, so that a cut or edited cursor is refused rather than
+ * read wrongly. No signature is needed: a forged "after id N" grants nothing a key cannot read.
  */
 export function encodeCursor(cursor: PageCursor): string {
   const payload = Buffer.from(JSON.stringify([VERSION, cursor.afterId, cursor.filter])).toString('base64url');
@@ -30,11 +25,7 @@ export function encodeCursor(cursor: PageCursor): string {
 
 const invalid = (message: string) => validationFailed([{ field: 'cursor', message }]);
 
-/**
- * The position in a cursor for a list narrowed by `filter` (undefined or null for none); 400
- * `validation_failed` if it was tampered with or belongs to a list with another filter.
- * `filterName` names the filter in that message (e.g. `status`).
- */
+/** The position in a cursor of the list narrowed by `filter`; 400 if tampered with or of another filter. */
 export function decodeCursor(raw: string, filter: string | null | undefined, filterName = ''): PageCursor {
   const [payload, checksum, ...rest] = raw.split('.');
   if (rest.length > 0 || !payload || checksum !== check(payload)) {

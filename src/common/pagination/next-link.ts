@@ -1,11 +1,7 @@
 import type { Response } from 'express';
 import { API_PREFIX } from '../resource-location';
 
-/**
- * Sets `Link: </v1/<collection>?...>; rel="next"` (RFC 8288) when a next page exists: the same
- * query with the next page's cursor. `query` lists the parameters in the order they appear in
- * the link; undefined ones are left out.
- */
+/** Sets `Link: </v1/<collection>?...>; rel="next"` (RFC 8288): the same query with the next cursor. */
 export function setNextLink(
   res: Response,
   collection: string,
@@ -21,10 +17,7 @@ export function setNextLink(
   res.setHeader('Link', `</${API_PREFIX}/${collection}?${params.toString()}>; rel="next"`);
 }
 
-/**
- * The OpenAPI description of the `Link` header `setNextLink` sets, for a list's 200 response:
- * `noun` names the items (e.g. `animals`), `filters` the query parameters the link keeps.
- */
+/** The OpenAPI description of that `Link` header; `filters` are the query parameters it keeps. */
 export function nextLinkHeaderDocs(collection: string, noun: string, filters: readonly string[] = []) {
   const kept = ['limit', ...filters].map((name) => `\`${name}\``).join(' and ');
   return {

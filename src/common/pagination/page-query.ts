@@ -11,17 +11,11 @@ const CURSOR_RULE = 'cursor must be the value from a next link';
 const CURSOR_PATTERN = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 const CURSOR_MAX_LENGTH = 200;
 
-/**
- * Only plain decimal digits become a number, however many leading zeros they carry (a number too
- * large to be exact is still far above the maximum); anything else stays as sent and fails `@IsInt`.
- */
+/** Only plain decimal digits become a number; anything else stays as sent and fails `@IsInt`. */
 const decimalToNumber = ({ value }: { value: unknown }): unknown =>
   typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value;
 
-/**
- * The `limit` query parameter of every list: an integer from 1 to 100, default 20. Put it on a
- * property initialised to `DEFAULT_PAGE_SIZE`.
- */
+/** The `limit` of every list, 1 to 100: on a property initialised to `DEFAULT_PAGE_SIZE`. */
 export function PageLimit(): PropertyDecorator {
   return applyDecorators(
     ApiProperty({
@@ -38,11 +32,7 @@ export function PageLimit(): PropertyDecorator {
   );
 }
 
-/**
- * The optional `cursor` query parameter of every keyset-paged list: the opaque value from the
- * previous page's next link (see `encodeCursor`). Its shape is checked here; its checksum and
- * filter when the list decodes it.
- */
+/** The optional `cursor` of every list; its checksum and filter are checked when it is decoded. */
 export function PageCursorParam(): PropertyDecorator {
   return applyDecorators(
     ApiProperty({ required: false, maxLength: CURSOR_MAX_LENGTH, pattern: CURSOR_PATTERN.source }),

@@ -4,11 +4,7 @@ export const MIN_API_KEY_LENGTH = 16;
 
 const WHOLE_TOKEN = new RegExp(`^${TOKEN68}$`);
 
-/**
- * A key the bearer header can carry, and long enough to be a secret. Configuration checks
- * `API_KEYS` by it and authentication reads the header by `TOKEN68`: the rule lives here so
- * that neither imports the other.
- */
+/** A key the bearer header can carry, long enough to be a secret (`API_KEYS` is checked by it). */
 export function isWellFormedApiKey(key: string): boolean {
   return key.length >= MIN_API_KEY_LENGTH && WHOLE_TOKEN.test(key);
 }

@@ -4,10 +4,8 @@ import { ApiException, validationFailed } from '../errors/api-exception';
 import { MAX_EXACT_INTEGER, parseDecimalInt64 } from './int64';
 
 /**
- * A resource id from the path: `new IdPipe('petId', 'animal')`. It must be a decimal int64,
- * else 400 `validation_failed`. A well-formed id outside the range ids can take (below 1,
- * above 2^53-1) names no resource: 404 `not_found`, without asking the database. So the
- * handler gets an id that can exist.
+ * A resource id from the path: not a decimal int64, 400; one no id can be (below 1, above 2^53-1),
+ * 404 without asking the database.
  */
 export class IdPipe implements PipeTransform<string, number> {
   constructor(

@@ -49,23 +49,18 @@ const BASE_OPTIONS: ValidationPipeOptions = {
 };
 
 /**
- * The global pipe. Bodies must be JSON objects holding only the DTO's properties (unknown ones,
- * `id` included, are refused by name before anything is copied); query strings are validated
- * but unknown parameters are ignored. No type coercion anywhere.
+ * The global pipe: bodies are JSON objects of the DTO's properties only (unknown ones refused by
+ * name); unknown query parameters are ignored. No type coercion anywhere.
  */
 @Injectable()
 export class RequestValidationPipe implements PipeTransform {
   private readonly bodies = new ValidationPipe({ ...BASE_OPTIONS, forbidNonWhitelisted: true });
   private readonly queries = new ValidationPipe({ ...BASE_OPTIONS, forbidNonWhitelisted: false });
   /**
-   * The same few query strings arrive again and again (`?limit=20`), and validating one is a
-   * pure function of the DTO and the strings: each valid one is validated once. Its DTO is
-   * handed out as a fresh shallow copy, so a handler may change what it gets. Invalid ones are
-   * not remembered. At most `MAX_REMEMBERED_QUERIES` per DTO class; the classes themselves are
-   * as many as the code declares, so the outer Map needs no bound.
+   * Validating a query string is a pure function of the DTO and the strings, and the same few
+   * arrive again and again: each valid one is validated once and handed out as a fresh copy.
    */
   private readonly validQueries = new Map<unknown, LRUCache<string, object>>();
-  /** One entry per body DTO class, as many as the code declares: a plain Map needs no bound. */
   private readonly declaredProperties = new Map<unknown, ReadonlySet<string>>();
 
   transform(value: unknown, metadata: ArgumentMetadata): unknown {
@@ -94,7 +89,6 @@ export class RequestValidationPipe implements PipeTransform {
     return Object.assign(Object.create(Object.getPrototypeOf(valid) as object) as object, valid);
   }
 
-  /** The properties a DTO declares (its validation metadata, fixed once the classes are loaded). */
   private propertiesOf(dto: abstract new (...args: never[]) => unknown): ReadonlySet<string> {
     let known = this.declaredProperties.get(dto);
     if (!known) {

@@ -3,10 +3,7 @@ import { registerDecorator, ValidationOptions } from 'class-validator';
 /** U+0000–U+001F and U+007F. */
 const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
 
-/**
- * A string of `min`..`max` Unicode code points (as JSON Schema's maxLength counts them) that
- * is not blank, holds no control characters and no lone surrogate. Stored exactly as sent.
- */
+/** `min`..`max` code points (as JSON Schema counts), not blank, no control character or lone surrogate. */
 export function IsCleanText(min: number, max: number, options?: ValidationOptions): PropertyDecorator {
   return (target: object, propertyName: string | symbol) =>
     registerDecorator({

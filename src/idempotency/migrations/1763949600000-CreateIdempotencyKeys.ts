@@ -1,7 +1,6 @@
 import { MigrationInterface, QueryRunner, Table } from 'typeorm';
 import { idColumn } from '../../database/dialect';
 
-/** Idempotency-Key records of POST /pets: the request digest and the response to replay. */
 export class CreateIdempotencyKeys1763949600000 implements MigrationInterface {
   name = 'CreateIdempotencyKeys1763949600000';
 
