@@ -13,11 +13,7 @@ import { ObservabilityModule } from './observability/observability.module';
 import { RateLimitGuard } from './rate-limit/rate-limit.guard';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
 
-/**
- * The global guards, in the order they run: authentication first (it spends the per-address
- * budget of requests without a valid key), then the per-key limit, which so counts only
- * authenticated requests.
- */
+/** Authentication first, so that the per-key limit counts only authenticated requests. */
 export function globalGuards(config: AppConfig): Provider[] {
   return [
     { provide: APP_GUARD, useExisting: ApiKeyGuard },
@@ -25,11 +21,7 @@ export function globalGuards(config: AppConfig): Provider[] {
   ];
 }
 
-/**
- * The application: configuration, logging and metrics, the database, rate limits, the feature
- * modules, and the global guards, pipe and filter as providers, so that every test that builds
- * this module runs the real pipeline.
- */
+/** The guards, pipe and filter are providers, so that every test that builds this module runs them. */
 @Module({})
 export class AppModule {
   static forRoot(config: AppConfig, logger: Logger = createRootLogger(config)): DynamicModule {

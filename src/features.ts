@@ -8,16 +8,12 @@ import { IDEMPOTENCY_SCHEMA } from './idempotency/idempotency.schema';
 import { PetsModule } from './pets/pets.module';
 import { PETS_SCHEMA } from './pets/pets.schema';
 
-/** A feature: a Nest module the app imports, and the tables it owns (if any). */
 export interface Feature {
   readonly module: Type;
   readonly schema?: ModuleSchema;
 }
 
-/**
- * Every feature module, the one list a new module is added to (`npm run generate:module` adds
- * its line). The app imports these modules; the database runs their schemas' migrations.
- */
+/** Every feature module: the one list a new module is added to (the generator adds its line). */
 export const FEATURES: readonly Feature[] = [
   { module: AuthModule, schema: AUTH_SCHEMA },
   { module: IdempotencyModule, schema: IDEMPOTENCY_SCHEMA },
@@ -26,7 +22,7 @@ export const FEATURES: readonly Feature[] = [
   // generate:module adds new features above this line
 ];
 
-/** The schemas of every feature, for the app and for the commands that open the database without Nest. */
+/** For the app, and for the commands that open the database without Nest. */
 export const SCHEMAS: readonly ModuleSchema[] = FEATURES.flatMap((feature) =>
   feature.schema ? [feature.schema] : [],
 );

@@ -1,14 +1,9 @@
 import { availableParallelism } from 'node:os';
 import { setFlagsFromString } from 'node:v8';
 
-/**
- * How far the old generation grows past what survived a full collection before V8 collects again.
- * V8's own choice here is up to 300 %, and under load nearly all of it is garbage: the peak
- * memory followed four times the live heap (docs/performance.md#memory).
- */
+/** The old generation's growth past the live heap before V8 collects (its own choice: up to 300 %). */
 export const HEAP_GROWING_PERCENT = 70;
 
-/** How the process was started, and the CPUs it may run on. */
 export interface GcContext {
   execArgv: readonly string[];
   nodeOptions: string;
@@ -19,7 +14,7 @@ function given(args: readonly string[], flags: RegExp): boolean {
   return args.some((arg) => flags.test(arg));
 }
 
-/** A heap limit of the process's own: V8 then chooses its growth from it. */
+/** A heap limit of the process's own: V8 then sizes its growth by it. */
 const HEAP_LIMIT =
   /^--(max[-_]old[-_]space[-_]size|max[-_]old[-_]space[-_]size[-_]percentage|max[-_]heap[-_]size)(=|$)/;
 const GROWTH = /^--heap[-_]growing[-_]percent(=|$)/;

@@ -5,11 +5,7 @@ import { createApp, DOCS_PATH } from './setup-app';
 
 const TARGET = join(__dirname, '..', 'openapi.yaml');
 
-/**
- * `npm run openapi:export`: builds the app, asks it for the document it serves at /docs-yaml
- * and writes it to openapi.yaml at the root, byte for byte. The default configuration is used,
- * not this machine's environment, so the file is the same wherever it is exported.
- */
+/** `npm run openapi:export`: the document the app serves, under the default configuration, to openapi.yaml. */
 async function exportOpenApi(): Promise<void> {
   const app = await createApp(loadConfig({ DATABASE_PATH: ':memory:', LOG_LEVEL: 'warn' }));
   try {

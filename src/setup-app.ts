@@ -24,10 +24,7 @@ import { ROOT_LOGGER } from './observability/observability.module';
 
 export const DOCS_PATH = 'docs';
 
-/**
- * The OpenAPI document of the app: paths without `/v1`, servers ending in it, the first one
- * relative so that "Try it out" reaches this instance and the document is the same on every host.
- */
+/** Paths without `/v1`; the first server is relative, so "Try it out" reaches this instance. */
 export function buildOpenApiDocument(app: INestApplication, config: AppConfig): OpenAPIObject {
   const builder = new DocumentBuilder()
     .setTitle('Pet Store API')
@@ -57,10 +54,7 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
 
 const OPERATION_ID_SEPARATOR = '#';
 
-/**
- * Names each operation after its handler (listPets); where handlers of several controllers share
- * a name, prefixed with the controller's (`ordersList`, `widgetsList`).
- */
+/** Names operations after their handlers; a name two controllers share gets theirs (`ordersList`). */
 export function nameOperations(document: OpenAPIObject): void {
   // Operations named with @ApiOperation({ operationId }) keep their name.
   const operations = Object.values(document.paths).flatMap((path) =>
@@ -87,7 +81,6 @@ export function nameOperations(document: OpenAPIObject): void {
   }
 }
 
-/** Request headers a browser may send to the API, and response headers its scripts may read. */
 export const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'Idempotency-Key', REQUEST_ID_HEADER];
 export const CORS_EXPOSED_HEADERS = [
   'Location',
@@ -115,11 +108,7 @@ function enableCors(app: NestExpressApplication, origins: readonly string[]): vo
   );
 }
 
-/**
- * The HTTP pipeline of main.ts and the tests, in order: Error bodies for what the HTTP parser
- * refuses, request ids and the log (first, so every answer has them), security headers, CORS,
- * the JSON body parser, the `/v1` prefix (probes outside it) and the docs at `/docs`.
- */
+/** The HTTP pipeline of main.ts and the tests; request ids and the log first, so every answer has them. */
 export function setupApp(app: NestExpressApplication, config: AppConfig): void {
   app.disable('x-powered-by');
   // API answers are `no-store`: an ETag would only cost a hash of every body.
@@ -147,13 +136,12 @@ export function setupApp(app: NestExpressApplication, config: AppConfig): void {
 }
 
 export interface CreateAppOptions {
-  /** Nest's logger; by default the app's pino logger. */
   logger?: LoggerService | LogLevel[] | false;
-  /** Where the logs go instead of stdout, as JSON lines (tests read them). */
+  /** Where the logs go instead of stdout, as JSON lines. */
   logDestination?: DestinationStream;
 }
 
-/** Builds the application exactly as it runs: the same module, options and pipeline. */
+/** The application exactly as it runs. */
 export async function createApp(
   config: AppConfig,
   options: CreateAppOptions = {},

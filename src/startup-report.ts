@@ -12,11 +12,7 @@ import { DOCS_PATH } from './setup-app';
 
 const ALL_INTERFACES = ['0.0.0.0', '::'];
 
-/**
- * What a started service tells its operator: where it listens (the address actually bound), its
- * docs, database, metrics and tracing, and the first-start key. Production writes one JSON log
- * line with the same facts (its stdout carries log lines only); elsewhere a banner.
- */
+/** Where the service listens (the address bound) and how to use it: a banner, or in production one log line. */
 export function reportStart(app: NestExpressApplication, config: AppConfig): void {
   const { address, port } = app.getHttpServer().address() as AddressInfo;
   const host = address.includes(':') ? `[${address}]` : address;

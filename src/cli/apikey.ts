@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { existsSync } from 'node:fs';
-import { parseArgs } from 'node:util';
+import { parseArgs, ParseArgsConfig } from 'node:util';
 import { DataSource } from 'typeorm';
 import { ApiKeyEntity } from '../auth/api-key.entity';
 import { ApiKeyError, ApiKeysService } from '../auth/api-keys.service';
@@ -36,9 +36,7 @@ function table(keys: ApiKeyEntity[]): string[] {
       String(k.id),
       k.name,
       k.prefix,
-      when(k.createdAt),
-      when(k.lastUsedAt),
-      when(k.revokedAt),
+      ...[k.createdAt, k.lastUsedAt, k.revokedAt].map(when),
     ]),
   ];
   const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => [...row[column]].length)));
@@ -50,6 +48,9 @@ function table(keys: ApiKeyEntity[]): string[] {
   );
 }
 
+const parse = (args: string[], options: ParseArgsConfig['options'] = {}) =>
+  parseArgs({ args, options, strict: true, allowPositionals: true });
+
 async function run(
   command: string | undefined,
   args: string[],
@@ -58,14 +59,10 @@ async function run(
 ): Promise<void> {
   switch (command) {
     case 'create': {
-      const { values, positionals } = parseArgs({
-        args,
-        options: { name: { type: 'string' } },
-        strict: true,
-        allowPositionals: true,
-      });
-      if (values.name === undefined || positionals.length > 0)
+      const { values, positionals } = parse(args, { name: { type: 'string' } });
+      if (typeof values.name !== 'string' || positionals.length > 0) {
         throw new UsageError('create needs --name <client> and nothing else');
+      }
       const { key, record } = await keys.create(values.name);
       io.out(
         `Created API key ${record.id} "${record.name}" (prefix ${record.prefix}). It is shown only this once:`,
@@ -74,23 +71,18 @@ async function run(
       return;
     }
     case 'list': {
-      const { values, positionals } = parseArgs({
-        args,
-        options: { json: { type: 'boolean' } },
-        strict: true,
-        allowPositionals: true,
-      });
+      const { values, positionals } = parse(args, { json: { type: 'boolean' } });
       if (positionals.length > 0) throw new UsageError('list takes no arguments');
       const all = await keys.list();
+      const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
       if (values.json) {
-        const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
-        const visible = all.map((k) => ({
-          id: k.id,
-          name: k.name,
-          prefix: k.prefix,
-          createdAt: iso(k.createdAt),
-          lastUsedAt: iso(k.lastUsedAt),
-          revokedAt: iso(k.revokedAt),
+        const visible = all.map(({ id, name, prefix, createdAt, lastUsedAt, revokedAt }) => ({
+          id,
+          name,
+          prefix,
+          createdAt: iso(createdAt),
+          lastUsedAt: iso(lastUsedAt),
+          revokedAt: iso(revokedAt),
         }));
         io.out(JSON.stringify(visible, null, 2));
       } else if (all.length === 0) {
@@ -101,7 +93,7 @@ async function run(
       return;
     }
     case 'revoke': {
-      const { positionals } = parseArgs({ args, options: {}, strict: true, allowPositionals: true });
+      const { positionals } = parse(args);
       if (positionals.length !== 1) throw new UsageError('revoke needs exactly one <id|prefix>');
       const key = await keys.revoke(positionals[0]);
       io.out(`Revoked API key ${key.id} "${key.name}" (prefix ${key.prefix}) at ${when(key.revokedAt)}.`);

@@ -1,60 +1,21 @@
 import { LRUCache } from 'lru-cache';
 
-/** What a bounded cache is told besides its bound (e.g. `ttl`). */
-export type LruOptions<K extends string | number, V extends object> = Omit<
-  LRUCache.Options<K, V, unknown>,
-  'max' | 'maxSize' | 'sizeCalculation' | 'maxEntrySize'
->;
-
 /**
- * An `lru-cache` of at most `maxEntries` that reserves nothing up front: its `max` option would
- * allocate five arrays of `max` slots at once (2.8 MB for 100,000), used or not.
+ * An `lru-cache` of at most `maxEntries`, and with `bytes` of at most `bytes.max` estimated
+ * bytes, that reserves nothing up front: its `max` option would allocate five arrays of `max`
+ * slots at once (2.8 MB for 100,000), used or not. Each entry counts at least
+ * `bytes.max / maxEntries`, so that the one `maxSize` bounds both.
  */
 export function boundedLru<K extends string | number, V extends object>(
   maxEntries: number,
-  options: LruOptions<K, V> = {},
+  options: Omit<LRUCache.Options<K, V, unknown>, 'max' | 'maxSize' | 'sizeCalculation'> = {},
+  bytes?: { max: number; of: (value: V) => number },
 ): LRUCache<K, V> {
-  return new LRUCache<K, V>({ ...options, maxSize: maxEntries, sizeCalculation: () => 1 });
-}
-
-/** An `lru-cache` bounded by `maxEntries` and by the bytes its entries are estimated to hold. */
-export class ByteBoundedLru<K extends string | number, V extends object> {
-  private readonly cache: LRUCache<K, V>;
-
-  constructor(
-    private readonly maxEntries: number,
-    maxBytes: number,
-    size: (value: V, key: K) => number,
-  ) {
-    this.cache = new LRUCache<K, V>({
-      maxSize: maxBytes,
-      sizeCalculation: (value, key) => Math.max(1, Math.ceil(size(value, key))),
-    });
-  }
-
-  get(key: K): V | undefined {
-    return this.cache.get(key);
-  }
-
-  /** Keeps the entry unless it alone is larger than the byte bound. */
-  set(key: K, value: V): void {
-    this.cache.set(key, value);
-    if (this.cache.size > this.maxEntries) this.cache.pop();
-  }
-
-  delete(key: K): void {
-    this.cache.delete(key);
-  }
-
-  clear(): void {
-    this.cache.clear();
-  }
-
-  get size(): number {
-    return this.cache.size;
-  }
-
-  get bytes(): number {
-    return this.cache.calculatedSize;
-  }
+  if (!bytes) return new LRUCache<K, V>({ ...options, maxSize: maxEntries, sizeCalculation: () => 1 });
+  const least = Math.ceil(bytes.max / maxEntries);
+  return new LRUCache<K, V>({
+    ...options,
+    maxSize: Math.floor(bytes.max),
+    sizeCalculation: (value) => Math.max(least, Math.ceil(bytes.of(value))),
+  });
 }

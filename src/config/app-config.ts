@@ -24,48 +24,16 @@ export type NodeEnv = (typeof NODE_ENVS)[number];
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
-/** Express's `trust proxy` setting: off, on, a number of hops, or the addresses/subnets trusted. */
+/** Express's `trust proxy`: off, on, a number of hops, or the trusted addresses. */
 export type TrustProxy = boolean | number | string[];
 
 /**
  * The service's whole configuration, read once from the environment at start (each variable is
  * described in docs/configuration.md). Only this folder reads `process.env`.
  */
-export interface AppConfig {
-  readonly nodeEnv: NodeEnv;
-  readonly port: number;
-  readonly host: string;
-  readonly databasePath: string;
-  /** PostgreSQL; null: SQLite at `databasePath`. */
-  readonly databaseUrl: string | null;
-  readonly databaseSchema: string;
-  readonly dbPoolSize: number;
-  readonly dbConnectTimeoutMs: number;
-  readonly dbStatementTimeoutMs: number;
-  readonly rateLimitEnabled: boolean;
-  readonly rateLimitPerMinute: number;
-  readonly authFailuresPerMinute: number;
-  readonly redisUrl: string | null;
-  readonly readCacheSize: number;
-  readonly readCacheMegabytes: number;
-  readonly sqliteSynchronous: SqliteSynchronous;
-  readonly sqliteBusyTimeoutMs: number;
-  readonly apiKeys: readonly string[];
-  readonly productionBaseUrl: string;
-  readonly stagingBaseUrl: string;
-  readonly bodyLimitBytes: number;
-  readonly logLevel: LogLevel;
-  readonly corsOrigins: readonly string[];
-  readonly trustProxy: TrustProxy;
-  readonly shutdownTimeoutMs: number;
-  readonly swaggerEnabled: boolean;
-  /** null: no metrics are kept at all. */
-  readonly metricsPort: number | null;
-  readonly metricsHost: string;
-}
+export type AppConfig = Readonly<ReturnType<typeof appConfigFrom>>;
 
 export class ConfigError extends Error {
-  /** Every problem found, one line each. */
   readonly problems: readonly string[];
 
   constructor(problems: string | readonly string[]) {
@@ -76,7 +44,6 @@ export class ConfigError extends Error {
   }
 }
 
-/** An interface to listen on: a host name or an IP address. */
 const HOST_NAME = /^[A-Za-z0-9.:\-[\]]+$/;
 const HOST_RULE = 'must be a host name or IP address';
 
@@ -217,13 +184,14 @@ export function loadConfig(env: Env): AppConfig {
   return appConfigFrom(variables);
 }
 
-function appConfigFrom(variables: EnvironmentVariables): AppConfig {
+function appConfigFrom(variables: EnvironmentVariables) {
   const path = variables.DATABASE_PATH;
   return {
     nodeEnv: variables.NODE_ENV,
     port: variables.PORT,
     host: variables.HOST,
     databasePath: path === ':memory:' || isAbsolute(path) ? path : resolve(path),
+    /** PostgreSQL; null: SQLite at `databasePath`. */
     databaseUrl: databaseUrl(variables),
     databaseSchema: variables.DATABASE_SCHEMA,
     dbPoolSize: variables.DB_POOL_SIZE,
@@ -237,15 +205,16 @@ function appConfigFrom(variables: EnvironmentVariables): AppConfig {
     readCacheMegabytes: variables.READ_CACHE_MB,
     sqliteSynchronous: variables.SQLITE_SYNCHRONOUS,
     sqliteBusyTimeoutMs: variables.SQLITE_BUSY_TIMEOUT_MS,
-    apiKeys: variables.API_KEYS,
+    apiKeys: variables.API_KEYS as readonly string[],
     productionBaseUrl: withoutTrailingSlashes(variables.PRODUCTION_BASE_URL),
     stagingBaseUrl: withoutTrailingSlashes(variables.STAGING_BASE_URL),
     bodyLimitBytes: 16 * 1024,
     logLevel: variables.LOG_LEVEL,
-    corsOrigins: variables.CORS_ORIGINS.map((origin) => new URL(origin).origin),
+    corsOrigins: variables.CORS_ORIGINS.map((origin) => new URL(origin).origin) as readonly string[],
     trustProxy: variables.TRUST_PROXY,
     shutdownTimeoutMs: variables.SHUTDOWN_TIMEOUT_MS,
     swaggerEnabled: variables.SWAGGER_ENABLED,
+    /** null: no metrics are kept at all. */
     metricsPort: variables.METRICS_PORT ?? null,
     metricsHost: variables.METRICS_HOST,
   };
@@ -331,10 +300,7 @@ function corsOriginsProblem(origins: string[]): string | undefined {
   return `entry ${wrong + 1} must be an origin such as https://app.example.com ${got(origins[wrong])}`;
 }
 
-/**
- * As Express reads `trust proxy`, the address list checked by Express's own parser; a value it
- * would refuse stays as written.
- */
+/** `trust proxy` as Express reads it; a value its parser refuses stays as written. */
 function parseTrustProxy({ value }: { value: unknown }): unknown {
   if (typeof value !== 'string') return value;
   if (value.trim() === '' || /^false$/i.test(value)) return false;
@@ -359,7 +325,7 @@ function metricsPortProblem(port: number | string, variables: EnvironmentVariabl
   return `must differ from PORT (both ${port}): metrics have their own listener`;
 }
 
-/** The database the service uses, for messages: the SQLite path, or the PostgreSQL URL without its password. */
+/** The database, for messages: the SQLite path, or the PostgreSQL URL without its password. */
 export function describeDatabase(config: AppConfig): string {
   if (config.databaseUrl === null)
     return `${config.databasePath} (SQLite, WAL, synchronous=${config.sqliteSynchronous})`;

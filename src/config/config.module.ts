@@ -3,10 +3,7 @@ import { AppConfig } from './app-config';
 
 export const APP_CONFIG = Symbol('APP_CONFIG');
 
-/**
- * The configuration, injected as APP_CONFIG into feature modules (listed as classes in
- * features.ts); the app's own modules are handed it by `forRoot` instead.
- */
+/** For feature modules (listed as classes); the app's own modules are handed it by `forRoot`. */
 @Global()
 @Module({})
 export class AppConfigModule {

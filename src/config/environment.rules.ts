@@ -52,7 +52,7 @@ export function Flag(): PropertyDecorator {
   );
 }
 
-/** One of `values`; with `ignoreCase`, written in any case and read as listed. */
+/** One of `values`; with `ignoreCase`, in any case. */
 export function OneOf(
   values: readonly string[],
   { ignoreCase = false, rule = `must be one of ${values.join(', ')}` } = {},
@@ -67,7 +67,6 @@ export function OneOf(
   );
 }
 
-/** A string matching `pattern`. */
 export function Matching(pattern: RegExp, rule: string): PropertyDecorator {
   return Matches(pattern, { message: quoting(rule) });
 }
@@ -98,7 +97,6 @@ export function Satisfies<V, T extends object = object>(
   });
 }
 
-/** The properties of a schema that carry a decorator, in the order they are declared. */
 export function declaredProperties(schema: new () => object): string[] {
   const metadata = getMetadataStorage().getTargetValidationMetadatas(schema, '', true, false);
   return [...new Set(metadata.map(({ propertyName }) => propertyName))];

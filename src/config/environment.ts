@@ -1,11 +1,7 @@
 import { existsSync } from 'node:fs';
 import { AppConfig, ConfigError, loadConfig } from './app-config';
 
-/**
- * Loads the configuration of a command (the service or a CLI): `.env` in the working directory
- * is read first when present (variables already set win). Bad values print one line each, all
- * of them at once, and exit with status 1.
- */
+/** A command's configuration, `.env` included (set variables win); bad values: one line each, exit 1. */
 export function configFromEnvironment(command: string): AppConfig {
   if (existsSync('.env')) process.loadEnvFile('.env');
   try {

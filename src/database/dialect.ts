@@ -7,7 +7,7 @@ export function isSqlite(queryRunner: QueryRunner): boolean {
   return SQLITE_TYPES.includes(queryRunner.connection.driver.options.type);
 }
 
-/** The `id` primary key every table has: assigned by the database, only growing, never reused. */
+/** The `id` of every table: assigned by the database, only growing, never reused. */
 export function idColumn(queryRunner: QueryRunner): TableColumnOptions {
   return {
     name: 'id',
@@ -26,10 +26,7 @@ export function IdColumn(): PropertyDecorator {
   return PrimaryGeneratedColumn('increment', { type: 'int8' });
 }
 
-/**
- * The DataSource every part of the service opens. SQLite accepts AUTOINCREMENT only on an INTEGER
- * PRIMARY KEY, so there the entities' `int8` keys become `integer`, as the migrations create them.
- */
+/** The DataSource every part of the service opens: on SQLite, generated `int8` keys become `integer`. */
 export class AppDataSource extends DataSource {
   protected override async buildMetadatas(): Promise<void> {
     await super.buildMetadatas();

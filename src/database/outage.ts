@@ -1,39 +1,22 @@
 import { Logger } from '@nestjs/common';
 import { ApiException, ErrorTranslator } from '../common/errors/api-exception';
 
-/** What a client is told to wait before retrying while the database is unavailable. */
 export const OUTAGE_RETRY_AFTER_SECONDS = 2;
 
 /** Outage errors closer together than this are one burst: one warning for all of them. */
 const BURST_GAP_MS = 30_000;
 
-/** Socket errors of a connection that could not be made or broke. */
-const NETWORK_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ECONNABORTED',
-  'EPIPE',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'EHOSTDOWN',
-  'ENETUNREACH',
-  'ENETDOWN',
-  'EAI_AGAIN',
-]);
+/** Socket errors of a connection that could not be made, or broke. */
+const NETWORK_CODES =
+  /^E(CONNREFUSED|CONNRESET|CONNABORTED|PIPE|TIMEDOUT|HOSTUNREACH|HOSTDOWN|NETUNREACH|NETDOWN|AI_AGAIN)$/;
 
 /** PostgreSQL SQLSTATEs of a server away or refusing work: class 08, 57P01-03, 53100-53300. */
 const POSTGRES_CODES = /^(08[0-9A-Z]{3}|57P0[1-3]|53[1-3]00)$/;
 
 /** SQLite: locked past the busy timeout, disk full, read-only, I/O error, cannot open. */
-const SQLITE_CODES = new Set([
-  'SQLITE_BUSY',
-  'SQLITE_FULL',
-  'SQLITE_READONLY',
-  'SQLITE_IOERR',
-  'SQLITE_CANTOPEN',
-]);
+const SQLITE_CODES = /^SQLITE_(BUSY|FULL|READONLY|IOERR|CANTOPEN)$/;
 
-/** node-postgres errors that carry no code: a pool or client whose connection is gone. */
+/** node-postgres errors without a code: a pool or client whose connection is gone. */
 const POSTGRES_MESSAGES =
   /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed|Connection ended|terminating connection)/i;
 
@@ -57,7 +40,7 @@ function codeOf(error: object): string | undefined {
   return typeof code === 'string' ? code : undefined;
 }
 
-/** The error itself, then what it wraps (TypeORM's QueryFailedError keeps the driver's error). */
+/** The error, then what it wraps (TypeORM's QueryFailedError keeps the driver's). */
 function* layers(error: unknown): Generator<object> {
   let current = error;
   for (let depth = 0; depth < 4 && current !== null && typeof current === 'object'; depth++) {
@@ -76,7 +59,7 @@ export function databaseOutageCause(error: unknown): string | undefined {
     const code = codeOf(layer);
     const message = (layer as { message?: unknown }).message;
     const text = typeof message === 'string' ? message.split('\n')[0].slice(0, 160) : '';
-    if (code && (NETWORK_CODES.has(code) || POSTGRES_CODES.test(code) || SQLITE_CODES.has(code))) {
+    if (code && (NETWORK_CODES.test(code) || POSTGRES_CODES.test(code) || SQLITE_CODES.test(code))) {
       return text.includes(code) ? text : `${code}: ${text}`;
     }
     if (POSTGRES_MESSAGES.test(text)) return text;
@@ -110,14 +93,12 @@ export async function readWithRetry<T>(read: () => Promise<T>): Promise<T> {
   }
 }
 
-/** The 503 a client gets while the database is unavailable. */
 export function serviceUnavailable(): ApiException {
   return new ApiException('service_unavailable', undefined, undefined, {
     'Retry-After': String(OUTAGE_RETRY_AFTER_SECONDS),
   });
 }
 
-/** Logs database outages as warnings, once per burst of failures. */
 export class OutageLog {
   private readonly logger = new Logger('Database');
   private lastFailure = -Infinity;
@@ -134,7 +115,7 @@ export class OutageLog {
   }
 }
 
-/** For the exception filter: an outage becomes 503 `service_unavailable`, logged once per burst. */
+/** For the exception filter: an outage is 503 `service_unavailable`, warned once per burst. */
 export function translateOutage(log = new OutageLog()): ErrorTranslator {
   return (error) => {
     const cause = databaseOutageCause(error);

@@ -7,14 +7,14 @@ import {
   ObjectLiteral,
   Repository,
 } from 'typeorm';
-import { ByteBoundedLru } from '../common/bounded-lru';
+import { LRUCache } from 'lru-cache';
+import { boundedLru } from '../common/bounded-lru';
 import { decodeCursor, encodeCursor } from '../common/pagination/cursor';
 import { Page } from '../common/pagination/page';
 import { Metrics } from '../observability/metrics';
 import { GroupCommit } from './group-commit';
 import { readWithRetry } from './outage';
 
-/** A row of a resource table: every one has the generated `id` of `IdColumn`. */
 export type Row = ObjectLiteral & { id: number };
 
 /** Work that must commit with a new row: how an idempotent create stores its answer. */
@@ -24,12 +24,11 @@ export type WithCreated<E> = (manager: EntityManager, created: E) => Promise<voi
 export type PageFilter<E> = { [K in keyof E]?: E[K] | undefined };
 
 export interface ReadCacheOptions {
-  /** Rows and full pages kept together; 0 keeps nothing. */
   readCacheSize: number;
   readCacheMegabytes: number;
 }
 
-/** The bytes a cached row is estimated to hold: the object and its key, its strings as UTF-16. */
+/** A cached row's estimated bytes: the object and its key, its strings as UTF-16. */
 export function rowBytes(row: object): number {
   let bytes = 160;
   for (const value of Object.values(row)) if (typeof value === 'string') bytes += 2 * value.length;
@@ -75,10 +74,7 @@ export class ResourceStore<E extends Row> {
     return row;
   }
 
-  /**
-   * The page of `limit` rows in ascending id order from where `cursor` points (400 if it is not
-   * one this list gave out), narrowed to `filter`, with the next page's cursor when more follow.
-   */
+  /** A page in ascending id order from `cursor` (400 if not one of this list's), with the next cursor. */
   async page(request: { limit: number; cursor?: string }, filter: PageFilter<E> = {}): Promise<Page<E>> {
     const where: Record<string, unknown> = {};
     for (const [name, value] of Object.entries(filter) as [string, unknown][]) {
@@ -112,7 +108,6 @@ export class ResourceStore<E extends Row> {
     return page;
   }
 
-  /** Adds a row; resolves with it once committed. `inTransaction` commits with it on PostgreSQL. */
   create(row: Omit<E, 'id'>, inTransaction?: WithCreated<E>): Promise<E> {
     return this.inserts.add({ row, inTransaction });
   }
@@ -140,21 +135,16 @@ export class ResourceStore<E extends Row> {
   }
 }
 
-/** The rows and full pages of every store in one LRU, bounded by entries and estimated bytes. */
 export class ReadCache {
-  private readonly entries: ByteBoundedLru<string, Row | Page<Row>> | undefined;
+  private readonly entries: LRUCache<string, Row | Page<Row>> | undefined;
 
   constructor(
     options: ReadCacheOptions,
     private readonly metrics: Metrics = new Metrics(),
   ) {
-    if (options.readCacheSize > 0) {
-      this.entries = new ByteBoundedLru(
-        options.readCacheSize,
-        options.readCacheMegabytes * 1024 * 1024,
-        entryBytes,
-      );
-    }
+    if (options.readCacheSize === 0) return;
+    const max = options.readCacheMegabytes * 1024 * 1024;
+    this.entries = boundedLru(options.readCacheSize, {}, { max, of: entryBytes });
   }
 
   get<T extends Row | Page<Row>>(kind: 'row' | 'page', key: string): T | undefined {
@@ -176,13 +166,13 @@ export class ReadCache {
   }
 
   get bytes(): number {
-    return this.entries?.bytes ?? 0;
+    return this.entries?.calculatedSize ?? 0;
   }
 }
 
 export const READ_CACHE_OPTIONS = Symbol('READ_CACHE_OPTIONS');
 
-/** Hands each module the store of its repository: one per table, all on one read cache. */
+/** The store of each table, all on one read cache. */
 @Injectable()
 export class ResourceStores {
   private readonly cache: ReadCache;
@@ -205,7 +195,7 @@ export class ResourceStores {
     return store as unknown as ResourceStore<E>;
   }
 
-  /** Drops every cached row and page: for a table changed behind the stores' back (a bulk fix in SQL). */
+  /** For a table changed behind the stores' back (a bulk fix in SQL). */
   clearCache(): void {
     this.cache.clear();
   }

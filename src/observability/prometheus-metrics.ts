@@ -14,17 +14,7 @@ import {
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
 
 /** Methods kept as they are in the `method` label; anything else is `_OTHER` (semantic conventions). */
-const KNOWN_METHODS = new Set([
-  'GET',
-  'HEAD',
-  'POST',
-  'PUT',
-  'DELETE',
-  'CONNECT',
-  'OPTIONS',
-  'TRACE',
-  'PATCH',
-]);
+const KNOWN_METHODS = new Set('GET HEAD POST PUT DELETE CONNECT OPTIONS TRACE PATCH'.split(' '));
 
 function packageVersion(): string {
   try {
@@ -38,98 +28,86 @@ function packageVersion(): string {
 }
 
 type Observe = (seconds: number) => void;
-interface Increment {
-  inc(): void;
-}
 
 export class PrometheusMetrics extends Metrics {
   readonly registry = new Registry();
-  private readonly duration: Histogram<'method' | 'route' | 'status_code'>;
-  private readonly inFlight: Gauge;
+  private readonly registers = [this.registry];
+  private readonly duration = new Histogram({
+    name: 'http_server_request_duration_seconds',
+    help: 'Duration of HTTP requests, from the first byte read to the last byte of the answer.',
+    labelNames: ['method', 'route', 'status_code'],
+    buckets: DURATION_BUCKETS,
+    registers: this.registers,
+  });
+  private readonly inFlight = new Gauge({
+    name: 'http_server_active_requests',
+    help: 'HTTP requests being served now.',
+    registers: this.registers,
+  });
   /** One prepared histogram child per method, route and status: no label hashing per request. */
   private readonly observers = new Map<string, Observe>();
-  private readonly authFailures: Counter<'reason'>;
-  private readonly rateLimitRefusals: Counter<'limit'>;
-  private readonly replays: Counter;
-  private readonly conflicts: Counter<'reason'>;
-  private readonly cacheLookups: { [cache in ReadCacheKind]: { hit: Increment; miss: Increment } };
-  private readonly queryErrors: Counter<'db_system'>;
+  private readonly authFailures = this.counter(
+    'petstore_auth_failures_total',
+    'Requests refused 401 by the API key check, by reason: missing, invalid or revoked key.',
+    { reason: ['missing', 'invalid', 'revoked'] },
+  );
+  private readonly rateLimitRefusals = this.counter(
+    'petstore_rate_limited_total',
+    'Requests refused 429 by a rate limit, by limit: per_key or auth_failures.',
+    { limit: ['per_key', 'auth_failures'] },
+  );
+  private readonly replays = this.counter(
+    'petstore_idempotency_replays_total',
+    'Creates answered with the stored response of an earlier request with the same Idempotency-Key.',
+  );
+  private readonly conflicts = this.counter(
+    'petstore_idempotency_conflicts_total',
+    'Creates refused over their Idempotency-Key: in_flight (409) or body_mismatch (422).',
+    { reason: ['in_flight', 'body_mismatch'] },
+  );
+  private readonly cacheLookups = this.counter(
+    'petstore_read_cache_lookups_total',
+    'Lookups in the in-process read cache, by kind (row: by id, page: full pages) and result.',
+    { cache: ['row', 'page'], result: ['hit', 'miss'] },
+  );
+  private readonly queryErrors = this.counter(
+    'db_client_query_errors_total',
+    'Database queries that failed (constraint violations included), by database system.',
+    { db_system: [] },
+  );
+  /** Bound once: a lookup is counted on every cached request. */
+  private readonly cacheCounters: Record<string, { inc(): void }> = Object.fromEntries(
+    ['row', 'page'].flatMap((cache) =>
+      [true, false].map((hit) => [`${cache} ${hit}`, this.cacheLookups.labels(cache, hit ? 'hit' : 'miss')]),
+    ),
+  );
   private databaseSystem = 'sqlite';
 
   constructor() {
     super();
-    const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
     // Gauges named like counters, which promtool refuses; nodejs_active_* by type hold the same numbers.
-    for (const name of [
-      'nodejs_active_handles_total',
-      'nodejs_active_requests_total',
-      'nodejs_active_resources_total',
-    ])
-      this.registry.removeSingleMetric(name);
-    this.duration = new Histogram({
-      name: 'http_server_request_duration_seconds',
-      help: 'Duration of HTTP requests, from the first byte read to the last byte of the answer.',
-      labelNames: ['method', 'route', 'status_code'],
-      buckets: DURATION_BUCKETS,
-      registers,
-    });
-    this.inFlight = new Gauge({
-      name: 'http_server_active_requests',
-      help: 'HTTP requests being served now.',
-      registers,
-    });
-    this.authFailures = new Counter({
-      name: 'petstore_auth_failures_total',
-      help: 'Requests refused 401 by the API key check, by reason: missing, invalid or revoked key.',
-      labelNames: ['reason'],
-      registers,
-    });
-    for (const reason of ['missing', 'invalid', 'revoked']) this.authFailures.labels(reason).inc(0);
-    this.rateLimitRefusals = new Counter({
-      name: 'petstore_rate_limited_total',
-      help: 'Requests refused 429 by a rate limit, by limit: per_key or auth_failures.',
-      labelNames: ['limit'],
-      registers,
-    });
-    for (const limit of ['per_key', 'auth_failures']) this.rateLimitRefusals.labels(limit).inc(0);
-    this.replays = new Counter({
-      name: 'petstore_idempotency_replays_total',
-      help: 'Creates answered with the stored response of an earlier request with the same Idempotency-Key.',
-      registers,
-    });
-    this.conflicts = new Counter({
-      name: 'petstore_idempotency_conflicts_total',
-      help: 'Creates refused over their Idempotency-Key: in_flight (409) or body_mismatch (422).',
-      labelNames: ['reason'],
-      registers,
-    });
-    for (const reason of ['in_flight', 'body_mismatch']) this.conflicts.labels(reason).inc(0);
-    const lookups = new Counter({
-      name: 'petstore_read_cache_lookups_total',
-      help: 'Lookups in the in-process read cache, by kind (row: by id, page: full pages) and result.',
-      labelNames: ['cache', 'result'],
-      registers,
-    });
-    const counters = (cache: ReadCacheKind) => {
-      const [hit, miss] = [lookups.labels(cache, 'hit'), lookups.labels(cache, 'miss')];
-      hit.inc(0);
-      miss.inc(0);
-      return { hit, miss };
-    };
-    this.cacheLookups = { row: counters('row'), page: counters('page') };
-    this.queryErrors = new Counter({
-      name: 'db_client_query_errors_total',
-      help: 'Database queries that failed (constraint violations included), by database system.',
-      labelNames: ['db_system'],
-      registers,
-    });
+    for (const kind of ['handles', 'requests', 'resources']) {
+      this.registry.removeSingleMetric(`nodejs_active_${kind}_total`);
+    }
     new Gauge({
       name: 'petstore_build_info',
       help: 'The running build: 1, labelled with the service version and the Node.js version.',
       labelNames: ['version', 'nodejs_version'],
-      registers,
+      registers: this.registers,
     }).set({ version: packageVersion(), nodejs_version: process.version }, 1);
+  }
+
+  /** A counter whose every combination of the given label values starts at 0 (a series from the start). */
+  private counter(name: string, help: string, labels: Record<string, string[]> = {}): Counter {
+    const counter = new Counter({ name, help, labelNames: Object.keys(labels), registers: this.registers });
+    const combinations = Object.values(labels).reduce<string[][]>(
+      (all, values) => all.flatMap((prefix) => values.map((value) => [...prefix, value])),
+      [[]],
+    );
+    for (const values of combinations) if (values.length > 0) counter.labels(...values).inc(0);
+    if (Object.keys(labels).length === 0) counter.inc(0);
+    return counter;
   }
 
   override get enabled(): boolean {
@@ -214,8 +192,7 @@ export class PrometheusMetrics extends Metrics {
   }
 
   override readCache(cache: ReadCacheKind, hit: boolean): void {
-    const counters = this.cacheLookups[cache];
-    (hit ? counters.hit : counters.miss).inc();
+    this.cacheCounters[`${cache} ${hit}`].inc();
   }
 
   override queryError(): void {

@@ -3,27 +3,20 @@ const SECRET_NAME = /key|token|secret|passw|auth|credential|signature|session|co
 
 export const REDACTED = '[Redacted]';
 
-/** Censored in every log record, whoever logs it. */
-export const REDACT_PATHS = [
+const SECRET_FIELDS = ['authorization', 'cookie', 'apiKey', 'apiKeys', 'key', 'password', 'token'];
+const SECRET_HEADERS = [
   'authorization',
   'cookie',
-  'apiKey',
-  'apiKeys',
-  'key',
-  'password',
-  'token',
-  '*.authorization',
-  '*.cookie',
-  '*.apiKey',
-  '*.apiKeys',
-  '*.key',
-  '*.password',
-  '*.token',
-  '*.headers.authorization',
-  '*.headers.cookie',
-  '*.headers["proxy-authorization"]',
-  '*.headers["x-api-key"]',
-  '*.headers["set-cookie"]',
+  '["proxy-authorization"]',
+  '["x-api-key"]',
+  '["set-cookie"]',
+];
+
+/** Censored in every log record, whoever logs it: at the top level, one level down, and in headers. */
+export const REDACT_PATHS = [
+  ...SECRET_FIELDS,
+  ...SECRET_FIELDS.map((field) => `*.${field}`),
+  ...SECRET_HEADERS.map((header) => `*.headers${header.startsWith('[') ? '' : '.'}${header}`),
 ];
 
 export function redactUrl(url: string): string {

@@ -12,7 +12,6 @@ export const DEPRECATION_HEADERS: Readonly<Record<string, string>> = {
   Link: '</docs>; rel="deprecation"',
 };
 
-/** The same headers as the OpenAPI document describes them, on every response of getPet. */
 export const DEPRECATION_HEADER_DOCS: ResponseHeaders = {
   Deprecation: {
     description: 'Deprecated since 1 January 2025 00:00:00 UTC (RFC 9745: `@` and a Unix time).',
@@ -31,10 +30,7 @@ export const DEPRECATION_HEADER_DOCS: ResponseHeaders = {
   },
 };
 
-/**
- * Sets the deprecation headers before guards and pipes run, so that every answer of the
- * deprecated operation carries them, errors (401, 400, 404) included.
- */
+/** Set before guards and pipes run, so that errors of getPet carry the headers too. */
 export function deprecationHeaders(_req: Request, res: Response, next: NextFunction): void {
   res.set(DEPRECATION_HEADERS);
   next();

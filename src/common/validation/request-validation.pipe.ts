@@ -13,7 +13,6 @@ import { ErrorDetail, validationFailed } from '../errors/api-exception';
 
 /** Deeper JSON than this is refused before any library walks it recursively. */
 export const MAX_BODY_DEPTH = 32;
-/** Validated query strings remembered per DTO (the least recently used is dropped first). */
 export const MAX_REMEMBERED_QUERIES = 1000;
 
 function toDetails(errors: ValidationError[]): ErrorDetail[] {
@@ -27,7 +26,6 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Nesting depth of a parsed JSON value, walked without recursion. */
 function depthExceeds(value: unknown, limit: number): boolean {
   const stack: Array<[unknown, number]> = [[value, 1]];
   while (stack.length > 0) {
