@@ -14,6 +14,8 @@ export default tseslint.config(
       'test/artifacts/',
       // Type-checked by test/typed-client.e2e-spec.ts against types generated when it runs.
       'test/typed-client/',
+      // Apps of their own, with their own dependencies and build (bench/baselines/README.md).
+      'bench/baselines/',
     ],
   },
   eslint.configs.recommended,

@@ -14,29 +14,36 @@
  * --json FILE (also write the results as JSON), --entry FILE (another build to measure, instead
  * of dist/main.js; started from the folder above its own), --profile DIR (run the server under
  * `node --cpu-prof`, writing one .cpuprofile per server start into DIR), --floor DIR (the
- * NestJS floor to measure beside the service, ../shared/bench/baselines/nest-floor by default,
- * built there with `npm ci && npm run build`; `none` skips it).
+ * NestJS floor to measure beside the service: bench/baselines/nest-floor by default, built with
+ * `npm ci && npm run build` in its folder; `none` skips it), --floor-untuned (start the floor
+ * without FLOOR_TUNED=1), --generated NAME (instead of all this, the comparison of a freshly
+ * generated module with pets: bench/generated-module.ts), --rounds N (3; only for --generated).
  *
  * 5. Starts the floor's dist/main.js the same way on its own fresh database, seeds it and runs
  *    the same scenarios, so the table shows the service and the floor one under the other.
- *    The floor reads no cursor: its `deep` row is a first page.
+ *    The floor runs tuned (FLOOR_TUNED=1: Express's per-request setPrototypeOf made a no-op,
+ *    which the service does too), the fair anchor. It reads no cursor: its `deep` row is a
+ *    first page. When it is not built, the run says how to build it and goes on without it.
  * A new scenario is one more entry in SCENARIOS.
  */
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { Database } from 'sqlite3';
+import { compareGeneratedModule } from './generated-module';
 import {
+  BASELINES,
   BenchContext,
   check,
-  errorsOf,
-  load,
+  measure,
   ROOT,
+  Row,
   Scenario,
   SCENARIOS,
   SEED_STATUSES,
   seed,
   Server,
+  table,
 } from './support';
 
 interface Options {
@@ -50,17 +57,11 @@ interface Options {
   profile?: string;
   entry: string;
   floor?: string;
-}
-
-interface Row {
-  target: string;
-  scenario: string;
-  requestsPerSecond: number;
-  p50Ms: number;
-  p99Ms: number;
-  errors: number;
-  peakRssMb: number | null;
-  serverCpuPercent: number | null;
+  /** Start the floor with FLOOR_TUNED=1 (the default). */
+  floorTuned: boolean;
+  /** The module to generate and compare with pets, instead of the usual run. */
+  generated?: string;
+  rounds: number;
 }
 
 function parseOptions(argv: string[]): Options {
@@ -72,7 +73,9 @@ function parseOptions(argv: string[]): Options {
     scenarios: SCENARIOS.map((scenario) => scenario.name),
     startupRows: 100000,
     entry: join(ROOT, 'dist', 'main.js'),
-    floor: join(ROOT, '..', 'shared', 'bench', 'baselines', 'nest-floor'),
+    floor: join(BASELINES, 'nest-floor'),
+    floorTuned: true,
+    rounds: 3,
   };
   const numeric: Record<string, keyof Options> = {
     '--duration': 'duration',
@@ -80,9 +83,15 @@ function parseOptions(argv: string[]): Options {
     '--connections': 'connections',
     '--seed': 'seed',
     '--startup-rows': 'startupRows',
+    '--rounds': 'rounds',
   };
-  for (let i = 0; i < argv.length; i += 2) {
-    const [name, value] = [argv[i], argv[i + 1]];
+  for (let i = 0; i < argv.length; i++) {
+    const name = argv[i];
+    if (name === '--floor-untuned') {
+      options.floorTuned = false;
+      continue;
+    }
+    const value = argv[++i];
     if (value === undefined) throw new Error(`${name} needs a value`);
     if (name in numeric) {
       if (!/^\d+$/.test(value)) throw new Error(`${name} must be a whole number (got "${value}")`);
@@ -99,11 +108,15 @@ function parseOptions(argv: string[]): Options {
       options.profile = resolve(value);
     } else if (name === '--floor') {
       options.floor = value === 'none' ? undefined : resolve(value);
+    } else if (name === '--generated') {
+      options.generated = value;
     } else {
       throw new Error(`unknown option ${name}`);
     }
   }
-  if (options.seed < 100) throw new Error('--seed must be at least 100 (the filter scenario reads 100)');
+  if (options.seed < 400)
+    throw new Error('--seed must be at least 400 (the check reads 100 sold animals, one in four)');
+  if (options.rounds < 1) throw new Error('--rounds must be at least 1');
   return options;
 }
 
@@ -136,70 +149,11 @@ async function topUp(databasePath: string, total: number): Promise<number> {
   return Math.max(count, total);
 }
 
-// ---------------------------------------------------------------- measuring
-
-async function measure(
-  server: Server,
-  context: BenchContext,
-  scenario: Scenario,
-  options: Options,
-  target = 'service',
-): Promise<Row> {
-  const warmup = await load(context, scenario, options.connections, options.warmup);
-  server.resetPeakRss();
-  const cpuBefore = server.cpuSeconds();
-  const result = await load(context, scenario, options.connections, options.duration);
-  const cpuAfter = server.cpuSeconds();
-  return {
-    target,
-    scenario: scenario.name,
-    requestsPerSecond: result.requests.total / result.duration,
-    p50Ms: result.latency.p50,
-    p99Ms: result.latency.p99,
-    errors: errorsOf(warmup) + errorsOf(result),
-    peakRssMb: server.peakRssMb(),
-    serverCpuPercent:
-      cpuBefore === null || cpuAfter === null ? null : ((cpuAfter - cpuBefore) / result.duration) * 100,
-  };
-}
-
-function table(rows: Row[]): string {
-  const header = [
-    'scenario',
-    'target',
-    'req/s',
-    'p50 ms',
-    'p99 ms',
-    'errors',
-    'peak RSS MB',
-    'server CPU',
-    'CPU µs/req',
-  ];
-  const lines = rows.map((row) => [
-    row.scenario,
-    row.target,
-    Math.round(row.requestsPerSecond).toLocaleString('en-US'),
-    row.p50Ms.toFixed(1),
-    row.p99Ms.toFixed(1),
-    String(row.errors),
-    row.peakRssMb === null ? 'n/a' : row.peakRssMb.toFixed(1),
-    row.serverCpuPercent === null ? 'n/a' : `${Math.round(row.serverCpuPercent)}%`,
-    row.serverCpuPercent === null
-      ? 'n/a'
-      : String(Math.round((row.serverCpuPercent * 1e4) / row.requestsPerSecond)),
-  ]);
-  const widths = header.map((title, column) =>
-    Math.max(title.length, ...lines.map((line) => line[column].length)),
-  );
-  const format = (cells: string[]) =>
-    cells
-      .map((cell, column) => (column < 2 ? cell.padEnd(widths[column]) : cell.padStart(widths[column])))
-      .join('  ');
-  return [format(header), ...lines.map(format)].join('\n');
-}
-
 async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2));
+  if (options.generated !== undefined) {
+    return compareGeneratedModule(options.generated, options);
+  }
   if (!existsSync(options.entry)) throw new Error(`${options.entry} is missing: run npm run build first`);
   const scenarios = SCENARIOS.filter((scenario) => options.scenarios.includes(scenario.name)).sort(
     (a, b) => Number(a.mutates ?? false) - Number(b.mutates ?? false),
@@ -223,7 +177,7 @@ async function main(): Promise<void> {
 
     const rows: Row[] = [];
     for (const scenario of scenarios) {
-      const row = await measure(server, context, scenario, options);
+      const row = await measure(server, context, scenario, options, 'service');
       rows.push(row);
       console.log(
         `  ${scenario.name.padEnd(7)} ${scenario.description}: ${Math.round(row.requestsPerSecond)} req/s`,
@@ -239,7 +193,7 @@ async function main(): Promise<void> {
         const floor = floorRows.find((other) => other.scenario === row.scenario);
         return `${row.scenario} ${floor ? (row.requestsPerSecond / floor.requestsPerSecond).toFixed(2) : '?'}x`;
       });
-      console.log(`service / nest-floor req/s: ${ratios.join(', ')}`);
+      console.log(`service / ${floorRows[0].target} req/s: ${ratios.join(', ')}`);
     }
 
     let restart: { rows: number; readyMs: number } | undefined;
@@ -272,29 +226,59 @@ async function main(): Promise<void> {
 
 /**
  * The same scenarios against the NestJS floor (its dist/main.js on a fresh database, seeded
- * alike), or nothing when it is not built. Its rows are labelled `nest-floor`.
+ * alike), tuned unless --floor-untuned; no rows when it is not built or does not start.
  */
 async function measureFloor(options: Options, scenarios: Scenario[], databasePath: string): Promise<Row[]> {
   if (options.floor === undefined) return [];
-  const entry = join(options.floor, 'dist', 'main.js');
-  if (!existsSync(entry)) {
-    console.log(`nest-floor: ${entry} is missing (build it: cd ${options.floor} && npm ci && npm run build)`);
+  const folder = options.floor;
+  const target = options.floorTuned ? 'nest-floor tuned' : 'nest-floor untuned';
+  const entry = join(folder, 'dist', 'main.js');
+  // As the user would type it from here: relative inside the current folder, else absolute.
+  const shown = relative(process.cwd(), folder);
+  const cd = `cd ${shown.startsWith('..') ? folder : shown || '.'}`;
+  if (!existsSync(entry) || !existsSync(join(folder, 'node_modules'))) {
+    console.log(
+      `\n${target}: not built, so not measured. Build it once with:\n  ${cd} && npm ci && npm run build`,
+    );
     return [];
   }
-  const floor = await Server.start(entry, databasePath);
+  if (newestSource(join(folder, 'src')) > statSync(entry).mtimeMs) {
+    console.log(
+      `\n${target}: its dist/ is older than its src/; measuring it anyway (rebuild: ${cd} && npm run build)`,
+    );
+  }
+  const floor = await Server.start(entry, databasePath, {
+    env: { FLOOR_TUNED: options.floorTuned ? '1' : '0' },
+  });
   try {
     const { baseUrl } = await floor.ready();
     const context: BenchContext = { baseUrl, ids: await seed(baseUrl, options.seed) };
     const rows: Row[] = [];
     for (const scenario of scenarios) {
-      const row = await measure(floor, context, scenario, options, 'nest-floor');
+      const row = await measure(floor, context, scenario, options, target);
       rows.push(row);
-      console.log(`  ${scenario.name.padEnd(7)} nest-floor: ${Math.round(row.requestsPerSecond)} req/s`);
+      console.log(`  ${scenario.name.padEnd(7)} ${target}: ${Math.round(row.requestsPerSecond)} req/s`);
     }
     return rows;
+  } catch (error) {
+    console.log(
+      `\n${target} (${folder}) could not be measured: ${error instanceof Error ? error.message : String(error)}`,
+    );
+    return [];
   } finally {
     await floor.stop();
   }
+}
+
+/** The last modification time (ms) of any file below `folder`, 0 when there is none. */
+function newestSource(folder: string): number {
+  if (!existsSync(folder)) return 0;
+  return Math.max(
+    0,
+    ...readdirSync(folder, { recursive: true, withFileTypes: true })
+      .filter((entry) => entry.isFile())
+      .map((entry) => statSync(join(entry.parentPath, entry.name)).mtimeMs),
+  );
 }
 
 main().catch((error: unknown) => {

@@ -4,12 +4,14 @@ import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { AddressInfo, createServer } from 'node:net';
 import { cpus } from 'node:os';
 import { dirname, join } from 'node:path';
 import { encodeCursor } from '../src/common/pagination/cursor';
-import { freePort } from '../test/support/process';
 
 export const ROOT = join(__dirname, '..');
+/** The baselines the service is compared with, each an app of its own (bench/baselines/README.md). */
+export const BASELINES = join(ROOT, 'bench', 'baselines');
 export const API_KEY = `bench-${randomBytes(16).toString('hex')}`;
 export const AUTH = { authorization: `Bearer ${API_KEY}` };
 export const SEED_STATUSES = ['available', 'pending', 'sold', undefined] as const;
@@ -89,6 +91,18 @@ export interface StartOptions {
   pin?: boolean;
   /** Flags for node, before the entry point. */
   nodeArgs?: string[];
+  /** Variables set for the server on top of this process's environment and the ones below. */
+  env?: Record<string, string>;
+}
+
+/** A loopback port nothing listens on right now. */
+async function freePort(): Promise<number> {
+  const probe = createServer().listen(0, '127.0.0.1');
+  await once(probe, 'listening');
+  const { port } = probe.address() as AddressInfo;
+  probe.close();
+  await once(probe, 'close');
+  return port;
 }
 
 /** True where `taskset` exists and there are at least two CPUs (one for the load generator). */
@@ -117,7 +131,7 @@ export class Server {
   static async start(
     entry: string,
     databasePath: string,
-    { profileDir, pin, nodeArgs = [] }: StartOptions = {},
+    { profileDir, pin, nodeArgs = [], env = {} }: StartOptions = {},
   ): Promise<Server> {
     // A port chosen here, not read from the output: in production the start line is a log
     // line, which LOG_LEVEL=warn leaves out.
@@ -141,9 +155,10 @@ export class Server {
         PORT: String(port),
         API_KEYS: API_KEY,
         DATABASE_PATH: databasePath,
-        // As the shared harness sets them: quiet logs, no rate limits while measuring.
+        // As the wrk harness sets them (bench/README.md): quiet logs, no rate limits while measuring.
         LOG_LEVEL: 'warn',
         RATE_LIMIT_ENABLED: 'false',
+        ...env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -207,26 +222,43 @@ export class Server {
 
 // ---------------------------------------------------------------- seeding and checks
 
-export async function seed(baseUrl: string, count: number, concurrency = 64): Promise<number[]> {
+/** Animals through the API (statuses cycle available, pending, sold, none); their ids in order. */
+export function seed(baseUrl: string, count: number, concurrency = 64): Promise<number[]> {
+  return seedCollection(baseUrl, 'pets', count, concurrency, (index) => ({
+    name: `Pet ${index + 1}`,
+    categoryId: 1 + (index % 10),
+    status: SEED_STATUSES[index % SEED_STATUSES.length],
+  }));
+}
+
+/** `count` resources created through `POST /v1/<collection>` with the bodies of `bodyOf`; their ids. */
+export async function seedCollection(
+  baseUrl: string,
+  collection: string,
+  count: number,
+  concurrency: number,
+  bodyOf: (index: number) => object,
+): Promise<number[]> {
   const ids: number[] = new Array<number>(count);
   let next = 0;
   async function worker(): Promise<void> {
     while (next < count) {
       const index = next++;
-      const status = SEED_STATUSES[index % SEED_STATUSES.length];
-      const response = await fetch(`${baseUrl}/v1/pets`, {
+      const response = await fetch(`${baseUrl}/v1/${collection}`, {
         method: 'POST',
         headers: { ...AUTH, 'content-type': 'application/json' },
-        body: JSON.stringify({ name: `Pet ${index + 1}`, categoryId: 1 + (index % 10), status }),
+        body: JSON.stringify(bodyOf(index)),
       });
       const body = (await response.json()) as { id?: number };
       if (response.status !== 201 || typeof body.id !== 'number') {
-        throw new Error(`seeding: POST /v1/pets answered ${response.status} ${JSON.stringify(body)}`);
+        throw new Error(
+          `seeding: POST /v1/${collection} answered ${response.status} ${JSON.stringify(body)}`,
+        );
       }
       ids[index] = body.id;
     }
   }
-  await Promise.all(Array.from({ length: concurrency }, () => worker()));
+  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, () => worker()));
   return ids;
 }
 
@@ -268,4 +300,93 @@ export async function load(
 /** Failed requests: socket errors, timeouts and answers that were not 2xx. */
 export function errorsOf(result: autocannon.Result): number {
   return result.errors + result.timeouts + result.non2xx;
+}
+
+// ---------------------------------------------------------------- measuring and the table
+
+export interface LoadOptions {
+  connections: number;
+  /** Seconds of the discarded run before each measured one. */
+  warmup: number;
+  /** Seconds of each measured run. */
+  duration: number;
+}
+
+/** One measured run. */
+export interface Row {
+  target: string;
+  scenario: string;
+  requestsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  errors: number;
+  peakRssMb: number | null;
+  serverCpuPercent: number | null;
+}
+
+/** A warm-up, then the measured run, with the server's peak RSS and CPU during the latter. */
+export async function measure(
+  server: Server,
+  context: BenchContext,
+  scenario: Scenario,
+  options: LoadOptions,
+  target: string,
+): Promise<Row> {
+  const warmup = await load(context, scenario, options.connections, options.warmup);
+  server.resetPeakRss();
+  const cpuBefore = server.cpuSeconds();
+  const result = await load(context, scenario, options.connections, options.duration);
+  const cpuAfter = server.cpuSeconds();
+  return {
+    target,
+    scenario: scenario.name,
+    requestsPerSecond: result.requests.total / result.duration,
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    errors: errorsOf(warmup) + errorsOf(result),
+    peakRssMb: server.peakRssMb(),
+    serverCpuPercent:
+      cpuBefore === null || cpuAfter === null ? null : ((cpuAfter - cpuBefore) / result.duration) * 100,
+  };
+}
+
+/** The server's CPU time per answered request, in µs, or null without /proc. */
+export function cpuMicrosPerRequest(row: Row): number | null {
+  return row.serverCpuPercent === null ? null : (row.serverCpuPercent * 1e4) / row.requestsPerSecond;
+}
+
+export function table(rows: Row[]): string {
+  const header = [
+    'scenario',
+    'target',
+    'req/s',
+    'p50 ms',
+    'p99 ms',
+    'errors',
+    'peak RSS MB',
+    'server CPU',
+    'CPU µs/req',
+  ];
+  const lines = rows.map((row) => {
+    const cpuPerRequest = cpuMicrosPerRequest(row);
+    return [
+      row.scenario,
+      row.target,
+      Math.round(row.requestsPerSecond).toLocaleString('en-US'),
+      row.p50Ms.toFixed(1),
+      row.p99Ms.toFixed(1),
+      String(row.errors),
+      row.peakRssMb === null ? 'n/a' : row.peakRssMb.toFixed(1),
+      row.serverCpuPercent === null ? 'n/a' : `${Math.round(row.serverCpuPercent)}%`,
+      cpuPerRequest === null ? 'n/a' : String(Math.round(cpuPerRequest)),
+    ];
+  });
+  const widths = header.map((title, column) =>
+    Math.max(title.length, ...lines.map((line) => line[column].length)),
+  );
+  const format = (cells: string[]) =>
+    cells
+      .map((cell, column) => (column < 2 ? cell.padEnd(widths[column]) : cell.padStart(widths[column])))
+      .join('  ');
+  return [format(header), ...lines.map(format)].join('\n');
 }
