@@ -16,7 +16,7 @@ const db = new Database(process.env.DATABASE_PATH || 'petstore.sqlite');
 db.pragma('journal_mode = WAL');
 db.pragma('synchronous = NORMAL');
 db.pragma('busy_timeout = 5000');
-// No CHECK on status (the controller validates it), like the service's own table.
+// No CHECK on status: the controller validates it.
 db.exec(`
   CREATE TABLE IF NOT EXISTS pets (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
