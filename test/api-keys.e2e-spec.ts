@@ -7,33 +7,19 @@ import { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
 import type { App } from 'supertest/types';
 import { VERIFY_CACHE_MS } from '../src/auth/api-keys.service';
-import { loadConfig } from '../src/config/app-config';
+import { describeDatabase, loadConfig } from '../src/config/app-config';
 import { createApp } from '../src/setup-app';
 import { tempDir, TEST_KEY, testDatabaseEnv } from './support/app';
+import { apikey } from './support/apikey';
 import { captureLogs, CapturedLogs } from './support/logs';
-import { exitOf, launchService, spawnService, stopService } from './support/process';
+import { apikeyProcess, exitOf, launchService, spawnService, stopService } from './support/process';
 
 const run = promisify(execFile);
 const ROOT = join(__dirname, '..');
 const KEY_PATTERN = /pet_[A-Za-z0-9_-]{43}/;
 
-/** The real CLI entry point, run as a separate process on the given database. */
-async function apikey(
-  database: Record<string, string>,
-  ...args: string[]
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(
-      process.execPath,
-      ['-r', 'ts-node/register/transpile-only', 'src/cli/apikey.ts', ...args],
-      { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...database } },
-    );
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
-}
+// `apikey` runs the CLI in this process, on a database connection of its own; `apikeyProcess`
+// and the npm script run its entry point as a process of its own.
 
 /** Collects everything the app logs, at every level. */
 class CapturingLogger implements LoggerService {
@@ -47,7 +33,7 @@ class CapturingLogger implements LoggerService {
   fatal = this.record;
 }
 
-describe('Stored API keys (e2e: real CLI, real app, one SQLite file)', () => {
+describe('Stored API keys (e2e: the CLI, the real app, one SQLite file)', () => {
   let dir: ReturnType<typeof tempDir>;
   let database: Record<string, string>;
   let app: NestExpressApplication;
@@ -95,7 +81,8 @@ describe('Stored API keys (e2e: real CLI, real app, one SQLite file)', () => {
     expect(revoked.code).toBe(0);
     expect(revoked.stdout).toMatch(/^Revoked API key \d+ "mobile-app"/);
 
-    // Another process revoked it: this instance refuses it within the cache window.
+    // Revoked through another connection, as the CLI's process does: this instance refuses it
+    // within the cache window.
     await new Promise((resolve) => setTimeout(resolve, VERIFY_CACHE_MS + 100));
     const refused = await request(http).get('/v1/pets').set('Authorization', `Bearer ${key}`);
     expect(refused.status).toBe(401);
@@ -171,6 +158,18 @@ describe('apikey CLI errors', () => {
     expect(result.stderr).toMatch(/:memory:/);
   });
 
+  it('exits with the status the CLI returns, its message on stderr (real process)', async () => {
+    const result = await apikeyProcess(database, 'frobnicate');
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr.split('\n').slice(0, 3)).toEqual([
+      `apikey: database ${describeDatabase(loadConfig(database))}`,
+      'apikey: unknown command "frobnicate"',
+      'usage: npm run apikey -- <command> [--init]',
+    ]);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+  });
+
   it('runs through the npm script, and names the database it opened', async () => {
     const path = join(dir.path, 'npm.sqlite');
     const { stdout, stderr } = await run('npm', ['run', '--silent', 'apikey', '--', 'list', '--init'], {
@@ -227,7 +226,9 @@ describe('Keys at start-up (real process)', () => {
 
   it('in production, a stored key is enough to start', async () => {
     const database = testDatabaseEnv(join(dir.path, 'prod.sqlite'));
-    const key = KEY_PATTERN.exec((await apikey(database, 'create', '--name', 'prod', '--init')).stdout)![0];
+    const created = await apikeyProcess(database, 'create', '--name', 'prod', '--init');
+    expect(created.code).toBe(0);
+    const key = KEY_PATTERN.exec(created.stdout)![0];
     const service = await spawnService({ ...database, NODE_ENV: 'production' });
     const res = await fetch(`${service.url}/v1/pets`, { headers: { Authorization: `Bearer ${key}` } });
     await stopService(service);

@@ -18,27 +18,40 @@ const STATUSES = ['available', 'pending', 'sold', undefined];
 
 /**
  * Another process (plain sqlite3) takes SQLite's write lock on the file (BEGIN IMMEDIATE),
- * holds it for `ms`, then commits. `locked` resolves once it holds the lock, `released` with
- * its exit code.
+ * holds it for `ms`, then commits. `locked` resolves once it holds the lock; `released` once it
+ * has exited, with its exit code and the moment (Date.now(): this process's clock too) it began
+ * to commit, before which no other writer can finish.
  */
 function holdWriteLock(
   path: string,
   ms: number,
-): { locked: Promise<void>; released: Promise<number | null> } {
+): { locked: Promise<void>; released: Promise<{ code: number | null; at: number }> } {
   const script = `
     const { Database } = require('sqlite3');
     const db = new Database(process.argv[1]);
     db.exec('BEGIN IMMEDIATE', (error) => {
       if (error) throw error;
       console.log('locked');
-      setTimeout(() => db.exec('COMMIT', (failed) => { if (failed) throw failed; db.close(); }), ${ms});
+      setTimeout(() => {
+        console.log('committing at ' + Date.now());
+        db.exec('COMMIT', (failed) => { if (failed) throw failed; db.close(); });
+      }, ${ms});
     });`;
   const child = spawn(process.execPath, ['-e', script, path], {
     cwd: join(__dirname, '..'),
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  const locked = new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
-  const released = once(child, 'exit').then(([code]) => code as number | null);
+  let output = '';
+  const locked = new Promise<void>((resolve) =>
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('locked')) resolve();
+    }),
+  );
+  const released = once(child, 'exit').then(([code]) => ({
+    code: code as number | null,
+    at: Number(/committing at (\d+)/.exec(output)?.[1]),
+  }));
   return { locked, released };
 }
 const WAVES = 5 * SOAK;
@@ -154,22 +167,25 @@ describe('Concurrency: two processes on one database (e2e)', () => {
     async () => {
       const locker = holdWriteLock(databasePath, 1000);
       await locker.locked;
-      const started = Date.now();
       const timed = (promise: Promise<{ status: number; body: string }>) =>
-        promise.then((result) => ({ ...result, at: Date.now() - started }));
+        promise.then((result) => ({ ...result, at: Date.now() }));
       const creates = Array.from({ length: 50 }, (_, index) =>
         timed(create(urls[index % 2], { name: `Waiting ${index}`, categoryId: 9 })),
       );
       const reads = Array.from({ length: 20 }, (_, index) =>
         timed(read(urls[index % 2], '/v1/pets?limit=5')),
       );
+      const sent = Date.now();
       const [created, listed] = await Promise.all([Promise.all(creates), Promise.all(reads)]);
-      expect(await locker.released).toBe(0);
+      const released = await locker.released;
+      expect(released.code).toBe(0);
 
       expect(created.map((result) => result.status)).toEqual(Array(50).fill(201));
       expect(listed.map((result) => result.status)).toEqual(Array(20).fill(200));
-      // The creates were held up by the lock, not answered before it was released.
-      expect(Math.min(...created.map((result) => result.at))).toBeGreaterThanOrEqual(800);
+      // The creates were held up by the lock: sent while it was held, none was answered before
+      // its holder began to commit.
+      expect(sent).toBeLessThan(released.at);
+      expect(Math.min(...created.map((result) => result.at))).toBeGreaterThanOrEqual(released.at);
       expect(new Set(created.map((result) => (JSON.parse(result.body) as Pet).id)).size).toBe(50);
     },
     30_000,

@@ -8,7 +8,7 @@ import { hashApiKey } from '../src/auth/api-keys.service';
 import { requestDigest } from '../src/idempotency/idempotent-requests';
 import { IdempotencyService } from '../src/idempotency/idempotency.service';
 import { PetsService } from '../src/pets/pets.service';
-import { AUTH, startApp, TEST_KEY } from './support/app';
+import { AUTH, startApp, TEST_KEY, useApp, withApp } from './support/app';
 import { committedDocument, ContractValidator, isUnder } from './support/openapi';
 
 /**
@@ -30,26 +30,19 @@ function checkedPrefixes(): string[] {
  * openapi.yaml.
  */
 describe('Every live response matches the committed OpenAPI document (e2e)', () => {
-  let app: NestExpressApplication;
-  let http: App;
+  const api = useApp();
   let contract: ContractValidator;
 
   beforeAll(async () => {
-    app = await startApp();
-    http = app.getHttpServer();
     // The pets module and the health probes; every other module's e2e spec checks its own paths.
     contract = await ContractValidator.forPaths('/pets', '/health');
-  });
-
-  afterAll(async () => {
-    await app.close();
   });
 
   const expectContract = (res: Response, expected: string): void => {
     expect(contract.check(res)).toBe(expected);
   };
 
-  const createPet = (body: object) => request(http).post('/v1/pets').set(AUTH).send(body);
+  const createPet = (body: object) => request(api.http).post('/v1/pets').set(AUTH).send(body);
 
   describe('createPet', () => {
     it('201 with the animal and its Location, with and without a status', async () => {
@@ -71,7 +64,7 @@ describe('Every live response matches the committed OpenAPI document (e2e)', () 
     });
 
     it('400 invalid_json for malformed JSON', async () => {
-      const res = await request(http)
+      const res = await request(api.http)
         .post('/v1/pets')
         .set(AUTH)
         .set('Content-Type', 'application/json')
@@ -82,10 +75,10 @@ describe('Every live response matches the committed OpenAPI document (e2e)', () 
 
     it('401 without a key and with a wrong one', async () => {
       expectContract(
-        await request(http).post('/v1/pets').send({ name: 'Rex', categoryId: 1 }),
+        await request(api.http).post('/v1/pets').send({ name: 'Rex', categoryId: 1 }),
         'createPet 401',
       );
-      const wrong = await request(http)
+      const wrong = await request(api.http)
         .post('/v1/pets')
         .set('Authorization', 'Bearer not-the-right-key-at-all')
         .send({ name: 'Rex', categoryId: 1 });
@@ -98,7 +91,7 @@ describe('Every live response matches the committed OpenAPI document (e2e)', () 
     });
 
     it('415 for a body that is not JSON', async () => {
-      const res = await request(http)
+      const res = await request(api.http)
         .post('/v1/pets')
         .set(AUTH)
         .set('Content-Type', 'text/plain')
@@ -120,32 +113,25 @@ describe('Every live response matches the committed OpenAPI document (e2e)', () 
       expectContract(reused, 'createPet 422');
 
       // A request still in flight holds its key: reserve one as such a request would.
-      await app.get(IdempotencyService).claim(hashApiKey(TEST_KEY), 'contract-2', requestDigest(body));
+      await api.app.get(IdempotencyService).claim(hashApiKey(TEST_KEY), 'contract-2', requestDigest(body));
       expectContract(await createPet(body).set('Idempotency-Key', 'contract-2'), 'createPet 409');
     });
   });
 
   describe('429 rate_limited', () => {
-    let limited: NestExpressApplication;
-    let limitedHttp: App;
+    const limited = useApp({ RATE_LIMIT_ENABLED: 'true', RATE_LIMIT_PER_MINUTE: '1' });
 
     beforeAll(async () => {
-      limited = await startApp({ RATE_LIMIT_ENABLED: 'true', RATE_LIMIT_PER_MINUTE: '1' });
-      limitedHttp = limited.getHttpServer();
-      await request(limitedHttp).get('/v1/pets').set(AUTH); // uses the whole budget
-    });
-
-    afterAll(async () => {
-      await limited.close();
+      await request(limited.http).get('/v1/pets').set(AUTH); // uses the whole budget
     });
 
     it.each([
-      ['listPets', () => request(limitedHttp).get('/v1/pets').set(AUTH)],
+      ['listPets', () => request(limited.http).get('/v1/pets').set(AUTH)],
       [
         'createPet',
-        () => request(limitedHttp).post('/v1/pets').set(AUTH).send({ name: 'Rex', categoryId: 1 }),
+        () => request(limited.http).post('/v1/pets').set(AUTH).send({ name: 'Rex', categoryId: 1 }),
       ],
-      ['getPet', () => request(limitedHttp).get('/v1/pets/1').set(AUTH)],
+      ['getPet', () => request(limited.http).get('/v1/pets/1').set(AUTH)],
     ])('%s answers 429 with Retry-After', async (operationId, send) => {
       const res = await send();
       expectContract(res, `${operationId} 429`);
@@ -156,42 +142,42 @@ describe('Every live response matches the committed OpenAPI document (e2e)', () 
   describe('listPets', () => {
     it('200 with and without a filter and a limit', async () => {
       await createPet({ name: 'Sold one', categoryId: 2, status: 'sold' });
-      expectContract(await request(http).get('/v1/pets').set(AUTH), 'listPets 200');
-      const filtered = await request(http).get('/v1/pets?status=sold&limit=1').set(AUTH);
+      expectContract(await request(api.http).get('/v1/pets').set(AUTH), 'listPets 200');
+      const filtered = await request(api.http).get('/v1/pets?status=sold&limit=1').set(AUTH);
       expectContract(filtered, 'listPets 200');
       expect(filtered.body).toHaveLength(1);
-      const paged = await request(http).get('/v1/pets?limit=1').set(AUTH);
+      const paged = await request(api.http).get('/v1/pets?limit=1').set(AUTH);
       expectContract(paged, 'listPets 200');
       expect(paged.headers.link).toMatch(/; rel="next"$/);
     });
 
     it.each(['limit=0', 'limit=101', 'limit=abc', 'status=lost'])('400 for %s', async (query) => {
-      expectContract(await request(http).get(`/v1/pets?${query}`).set(AUTH), 'listPets 400');
+      expectContract(await request(api.http).get(`/v1/pets?${query}`).set(AUTH), 'listPets 400');
     });
 
     it('401 without a key', async () => {
-      expectContract(await request(http).get('/v1/pets'), 'listPets 401');
+      expectContract(await request(api.http).get('/v1/pets'), 'listPets 401');
     });
   });
 
   describe('getPet', () => {
     it('200 with the deprecation headers', async () => {
       const created = await createPet({ name: 'Kit', categoryId: 3, status: 'pending' });
-      const res = await request(http).get(`/v1/pets/${created.body.id}`).set(AUTH);
+      const res = await request(api.http).get(`/v1/pets/${created.body.id}`).set(AUTH);
       expectContract(res, 'getPet 200');
       expect(res.body).toEqual(created.body);
     });
 
     it.each(['abc', '1.5', '99999999999999999999'])('400 for the petId %s', async (petId) => {
-      expectContract(await request(http).get(`/v1/pets/${petId}`).set(AUTH), 'getPet 400');
+      expectContract(await request(api.http).get(`/v1/pets/${petId}`).set(AUTH), 'getPet 400');
     });
 
     it('401 without a key, still with the deprecation headers', async () => {
-      expectContract(await request(http).get('/v1/pets/1'), 'getPet 401');
+      expectContract(await request(api.http).get('/v1/pets/1'), 'getPet 401');
     });
 
     it.each(['0', '-4', '123456789'])('404 for the petId %s', async (petId) => {
-      expectContract(await request(http).get(`/v1/pets/${petId}`).set(AUTH), 'getPet 404');
+      expectContract(await request(api.http).get(`/v1/pets/${petId}`).set(AUTH), 'getPet 404');
     });
   });
 
@@ -240,17 +226,17 @@ describe('Every live response matches the committed OpenAPI document (e2e)', () 
     afterEach(() => jest.restoreAllMocks());
 
     it.each([
-      ['listPets', 'list', () => request(http).get('/v1/pets').set(AUTH)],
+      ['listPets', 'list', () => request(api.http).get('/v1/pets').set(AUTH)],
       [
         'createPet',
         'create',
-        () => request(http).post('/v1/pets').set(AUTH).send({ name: 'Rex', categoryId: 1 }),
+        () => request(api.http).post('/v1/pets').set(AUTH).send({ name: 'Rex', categoryId: 1 }),
       ],
-      ['getPet', 'get', () => request(http).get('/v1/pets/987654').set(AUTH)],
+      ['getPet', 'get', () => request(api.http).get('/v1/pets/987654').set(AUTH)],
     ] as const)(
       '%s answers 503 with Retry-After in the documented shape',
       async (operationId, method, send) => {
-        jest.spyOn(app.get(PetsService), method).mockRejectedValueOnce(refused());
+        jest.spyOn(api.app.get(PetsService), method).mockRejectedValueOnce(refused());
         const res = await send();
         expectContract(res, `${operationId} 503`);
         expect(res.body).toEqual({
@@ -265,17 +251,18 @@ describe('Every live response matches the committed OpenAPI document (e2e)', () 
 
   describe('health probes (outside /v1, no key)', () => {
     it('live 200 and ready 200', async () => {
-      expectContract(await request(http).get('/health/live'), 'liveness 200');
-      expectContract(await request(http).get('/health/ready'), 'readiness 200');
+      expectContract(await request(api.http).get('/health/live'), 'liveness 200');
+      expectContract(await request(api.http).get('/health/ready'), 'readiness 200');
     });
 
     it('ready 503 in the Error shape while the database is unreachable', async () => {
-      const down = await startApp();
-      const dataSource = down.get(DataSource);
-      await dataSource.destroy();
-      const res = await request(down.getHttpServer()).get('/health/ready');
-      await dataSource.initialize();
-      await down.close();
+      const res = await withApp({}, async (down) => {
+        const dataSource = down.get(DataSource);
+        await dataSource.destroy();
+        const answer = await request(down.getHttpServer()).get('/health/ready');
+        await dataSource.initialize();
+        return answer;
+      });
       expectContract(res, 'readiness 503');
       expect(res.body.code).toBe('service_unavailable');
     });

@@ -1,6 +1,5 @@
 import { gzipSync } from 'node:zlib';
-import { NestExpressApplication } from '@nestjs/platform-express';
-import { startApp } from './support/app';
+import { useApp } from './support/app';
 import {
   exchange,
   expectError,
@@ -521,17 +520,12 @@ const ACCEPTED: Array<[label: string, request: Buffer, status: number]> = [
 ];
 
 describe('Hostile input (e2e, real sockets)', () => {
-  let app: NestExpressApplication;
+  const api = useApp();
   let port: number;
   const prototypeBefore = Object.getOwnPropertyNames(Object.prototype).sort();
 
   beforeAll(async () => {
-    app = await startApp();
-    port = await listenWithTimeouts(app, 2000);
-  });
-
-  afterAll(async () => {
-    await app.close();
+    port = await listenWithTimeouts(api.app, 2000);
   });
 
   /** A valid request on a fresh connection is still answered. */

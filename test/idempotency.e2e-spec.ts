@@ -1,32 +1,20 @@
-import { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
-import type { App } from 'supertest/types';
-import { AUTH, startApp, TEST_KEY } from './support/app';
+import { AUTH, TEST_KEY, useApp } from './support/app';
 
 const OTHER_KEY = 'other-key-0123456789abcdef';
 
 describe('Idempotent creates with Idempotency-Key (e2e)', () => {
-  let app: NestExpressApplication;
-  let http: App;
-
-  beforeAll(async () => {
-    app = await startApp({ API_KEYS: `${TEST_KEY},${OTHER_KEY}` });
-    http = app.getHttpServer();
-  });
-
-  afterAll(async () => {
-    await app.close();
-  });
+  const api = useApp({ API_KEYS: `${TEST_KEY},${OTHER_KEY}` });
 
   let counter = 0;
   const uniqueKey = () => `key-${Date.now()}-${++counter}`;
   const create = (body: object, idempotencyKey?: string, auth = AUTH) => {
-    const req = request(http).post('/v1/pets').set(auth);
+    const req = request(api.http).post('/v1/pets').set(auth);
     if (idempotencyKey !== undefined) req.set('Idempotency-Key', idempotencyKey);
     return req.send(body);
   };
   const countNamed = async (name: string) => {
-    const all = await request(http).get('/v1/pets?limit=100').set(AUTH);
+    const all = await request(api.http).get('/v1/pets?limit=100').set(AUTH);
     return (all.body as Array<{ name: string }>).filter((pet) => pet.name === name).length;
   };
 
@@ -118,7 +106,10 @@ describe('Idempotent creates with Idempotency-Key (e2e)', () => {
   );
 
   it('authentication still comes first', async () => {
-    const res = await request(http).post('/v1/pets').set('Idempotency-Key', uniqueKey()).send({ name: 'x' });
+    const res = await request(api.http)
+      .post('/v1/pets')
+      .set('Idempotency-Key', uniqueKey())
+      .send({ name: 'x' });
     expect(res.status).toBe(401);
   });
 });

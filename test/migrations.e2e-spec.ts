@@ -2,7 +2,6 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { NestExpressApplication } from '@nestjs/platform-express';
 import { getRepositoryToken } from '@nestjs/typeorm';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
@@ -11,7 +10,7 @@ import { schemaDrift } from '../src/cli/migration-check';
 import { entitiesOf, migrationsOf } from '../src/database/module-schema';
 import { SCHEMAS } from '../src/features';
 import { IDEMPOTENCY_SCHEMA } from '../src/idempotency/idempotency.schema';
-import { startApp, TEST_DATABASE_URL, tempDir } from './support/app';
+import { TEST_DATABASE_URL, tempDir, useApp } from './support/app';
 import { entitiesWithUnmigratedColumn } from './support/unmigrated-column';
 
 const ROOT = join(__dirname, '..');
@@ -140,14 +139,12 @@ describe(`Migrations and entities (${database})`, () => {
 });
 
 describe(`The app's entities and migrations (${database})`, () => {
-  let app: NestExpressApplication;
+  const api = useApp();
   let dataSource: DataSource;
 
-  beforeAll(async () => {
-    app = await startApp();
-    dataSource = app.get(DataSource);
+  beforeAll(() => {
+    dataSource = api.app.get(DataSource);
   });
-  afterAll(() => app.close());
 
   it('are those the modules contribute: every entity the app loads from its modules is in the composed list, and back', () => {
     const loaded = dataSource.entityMetadatas.map((entity) => entity.target);
@@ -158,7 +155,7 @@ describe(`The app's entities and migrations (${database})`, () => {
 
   it('give every entity a repository from a module of the app', () => {
     for (const entity of ALL_ENTITIES) {
-      expect(app.get(getRepositoryToken(entity))).toBe(dataSource.getRepository(entity));
+      expect(api.app.get(getRepositoryToken(entity))).toBe(dataSource.getRepository(entity));
     }
   });
 

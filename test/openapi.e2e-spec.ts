@@ -9,10 +9,8 @@ import type {
   ResponseObject,
   SchemaObject,
 } from '@nestjs/swagger';
-import { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
-import type { App } from 'supertest/types';
-import { startApp } from './support/app';
+import { useApp, withApp } from './support/app';
 import {
   committedDocument,
   DocumentedOperation,
@@ -61,18 +59,11 @@ const nameOf = ({ method, template, operation }: DocumentedOperation): string =>
   `${method} ${template} (${operation.operationId})`;
 
 describe('The OpenAPI document (e2e)', () => {
-  let app: NestExpressApplication;
-  let http: App;
+  const api = useApp();
   let document: OpenAPIObject;
 
   beforeAll(async () => {
-    app = await startApp();
-    http = app.getHttpServer();
     document = await committedDocument();
-  });
-
-  afterAll(async () => {
-    await app.close();
   });
 
   const operation = (path: string, method: 'get' | 'post'): OperationObject =>
@@ -89,31 +80,31 @@ describe('The OpenAPI document (e2e)', () => {
 
   describe('is the committed openapi.yaml', () => {
     it('byte for byte at /docs-yaml', async () => {
-      const served = await request(http).get('/docs-yaml');
+      const served = await request(api.http).get('/docs-yaml');
       expect(served.status).toBe(200);
       withHint(REGENERATE, () => expect(served.text).toBe(readFileSync(OPENAPI_FILE, 'utf8')));
     });
 
     it('as the same object at /docs-json', async () => {
-      const served = await request(http).get('/docs-json');
+      const served = await request(api.http).get('/docs-json');
       expect(served.status).toBe(200);
       withHint(REGENERATE, () => expect(served.body).toEqual(document));
     });
 
     it('is public: no API key is needed to read it', async () => {
-      const res = await request(http).get('/docs-json');
+      const res = await request(api.http).get('/docs-json');
       expect(res.status).toBe(200);
       expect(res.headers['content-type']).toMatch(/^application\/json/);
     });
 
     it('Swagger UI is served with a page CSP that keeps its own scripts on http; the API with the API policy', async () => {
-      const page = await request(http).get('/docs');
+      const page = await request(api.http).get('/docs');
       expect(page.status).toBe(200);
       const docsPolicy = String(page.headers['content-security-policy']);
       expect(docsPolicy).toContain("script-src 'self'");
       expect(docsPolicy).not.toContain('upgrade-insecure-requests');
-      const api = await request(http).get('/v1/pets');
-      expect(api.headers['content-security-policy']).toBe("default-src 'none'; frame-ancestors 'none'");
+      const pets = await request(api.http).get('/v1/pets');
+      expect(pets.headers['content-security-policy']).toBe("default-src 'none'; frame-ancestors 'none'");
     });
   });
 
@@ -168,20 +159,16 @@ describe('The OpenAPI document (e2e)', () => {
     });
 
     it('takes the production and staging URLs from the configuration', async () => {
-      const configured = await startApp({
+      const configured = {
         PRODUCTION_BASE_URL: 'https://pets.example.org/v1',
         STAGING_BASE_URL: 'https://staging.pets.example.org/v1',
-      });
-      try {
-        const res = await request(configured.getHttpServer()).get('/docs-json');
-        expect(res.body.servers.map((server: { url: string }) => server.url)).toEqual([
-          '/v1',
-          'https://pets.example.org/v1',
-          'https://staging.pets.example.org/v1',
-        ]);
-      } finally {
-        await configured.close();
-      }
+      };
+      const res = await withApp(configured, (app) => request(app.getHttpServer()).get('/docs-json'));
+      expect(res.body.servers.map((server: { url: string }) => server.url)).toEqual([
+        '/v1',
+        'https://pets.example.org/v1',
+        'https://staging.pets.example.org/v1',
+      ]);
     });
 
     it('one bearer HTTP security scheme, applied globally and nowhere overridden', () => {

@@ -3,7 +3,7 @@ import { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
 import type { App } from 'supertest/types';
 import { DataSource } from 'typeorm';
-import { AUTH, startApp, tempDir, testDatabaseEnv } from './support/app';
+import { AUTH, startApp, tempDir, testDatabaseEnv, useApp } from './support/app';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -120,37 +120,35 @@ describe('Health probes (e2e)', () => {
 });
 
 describe('Request ids (e2e)', () => {
-  let app: NestExpressApplication;
-  let http: App;
-
-  beforeAll(async () => {
-    app = await startApp();
-    http = app.getHttpServer();
-  });
-
-  afterAll(async () => {
-    await app.close();
-  });
+  const api = useApp();
 
   it.each([
-    ['201 created', () => request(http).post('/v1/pets').set(AUTH).send({ name: 'Id', categoryId: 1 }), 201],
-    ['200 listed', () => request(http).get('/v1/pets').set(AUTH), 200],
-    ['400 invalid JSON', () => request(http).post('/v1/pets').set(AUTH).type('json').send('{"name":'), 400],
-    ['401 without a key', () => request(http).get('/v1/pets'), 401],
-    ['404 unknown route', () => request(http).get('/v1/nowhere').set(AUTH), 404],
-    ['405 wrong method', () => request(http).delete('/v1/pets').set(AUTH), 405],
+    [
+      '201 created',
+      () => request(api.http).post('/v1/pets').set(AUTH).send({ name: 'Id', categoryId: 1 }),
+      201,
+    ],
+    ['200 listed', () => request(api.http).get('/v1/pets').set(AUTH), 200],
+    [
+      '400 invalid JSON',
+      () => request(api.http).post('/v1/pets').set(AUTH).type('json').send('{"name":'),
+      400,
+    ],
+    ['401 without a key', () => request(api.http).get('/v1/pets'), 401],
+    ['404 unknown route', () => request(api.http).get('/v1/nowhere').set(AUTH), 404],
+    ['405 wrong method', () => request(api.http).delete('/v1/pets').set(AUTH), 405],
     [
       '413 too large',
       () =>
-        request(http)
+        request(api.http)
           .post('/v1/pets')
           .set(AUTH)
           .send({ name: 'x'.repeat(17 * 1024), categoryId: 1 }),
       413,
     ],
-    ['415 not JSON', () => request(http).post('/v1/pets').set(AUTH).type('text/plain').send('Rex'), 415],
-    ['200 health', () => request(http).get('/health/ready'), 200],
-    ['200 docs', () => request(http).get('/docs-json'), 200],
+    ['415 not JSON', () => request(api.http).post('/v1/pets').set(AUTH).type('text/plain').send('Rex'), 415],
+    ['200 health', () => request(api.http).get('/health/ready'), 200],
+    ['200 docs', () => request(api.http).get('/docs-json'), 200],
   ] as const)('a new UUID is on every answer: %s', async (_label, send, status) => {
     const first = await send();
     const second = await send();
@@ -161,12 +159,12 @@ describe('Request ids (e2e)', () => {
   });
 
   it.each([
-    ['200', () => request(http).get('/v1/pets').set(AUTH)],
-    ['401', () => request(http).get('/v1/pets')],
+    ['200', () => request(api.http).get('/v1/pets').set(AUTH)],
+    ['401', () => request(api.http).get('/v1/pets')],
     [
       '413',
       () =>
-        request(http)
+        request(api.http)
           .post('/v1/pets')
           .set(AUTH)
           .send({ name: 'x'.repeat(17 * 1024) }),
@@ -184,7 +182,7 @@ describe('Request ids (e2e)', () => {
     ['a slash', '../etc'],
     ['empty', ''],
   ])('an incoming id with %s is replaced by a new one', async (_label, id) => {
-    const res = await request(http).get('/v1/pets').set(AUTH).set('X-Request-Id', id);
+    const res = await request(api.http).get('/v1/pets').set(AUTH).set('X-Request-Id', id);
     expect(res.status).toBe(200);
     expect(res.headers['x-request-id']).toMatch(UUID);
   });

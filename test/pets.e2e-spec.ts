@@ -1,7 +1,5 @@
-import { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
-import type { App } from 'supertest/types';
-import { AUTH, startApp, TEST_KEY } from './support/app';
+import { AUTH, TEST_KEY, useApp, withApp } from './support/app';
 
 const MAX_EXACT = 9007199254740991;
 const DEPRECATION = {
@@ -11,20 +9,10 @@ const DEPRECATION = {
 };
 
 describe('Pets API (e2e, in-memory SQLite)', () => {
-  let app: NestExpressApplication;
-  let http: App;
-
-  beforeAll(async () => {
-    app = await startApp();
-    http = app.getHttpServer();
-  });
-
-  afterAll(async () => {
-    await app.close();
-  });
+  const api = useApp();
 
   const create = (body: unknown) =>
-    request(http)
+    request(api.http)
       .post('/v1/pets')
       .set(AUTH)
       .send(body as object);
@@ -45,62 +33,64 @@ describe('Pets API (e2e, in-memory SQLite)', () => {
       ['POST', '/v1/pets'],
       ['GET', '/v1/pets/1'],
     ])('%s %s without a key is 401 with WWW-Authenticate', async (method, path) => {
-      const res = await request(http)[method === 'GET' ? 'get' : 'post'](path);
+      const res = await request(api.http)[method === 'GET' ? 'get' : 'post'](path);
       expectError(res, 401, 'unauthorized');
       expect(res.headers['www-authenticate']).toBe('Bearer realm="petstore"');
     });
 
     it('a wrong key is 401 invalid_token and the key is not echoed', async () => {
-      const res = await request(http).get('/v1/pets').set('Authorization', 'Bearer wrong-key-that-is-long');
+      const res = await request(api.http)
+        .get('/v1/pets')
+        .set('Authorization', 'Bearer wrong-key-that-is-long');
       expectError(res, 401, 'unauthorized');
       expect(res.headers['www-authenticate']).toBe('Bearer realm="petstore", error="invalid_token"');
       expect(JSON.stringify(res.body)).not.toContain('wrong-key');
     });
 
     it('another scheme is treated as no bearer key', async () => {
-      const res = await request(http).get('/v1/pets').set('Authorization', `Basic ${TEST_KEY}`);
+      const res = await request(api.http).get('/v1/pets').set('Authorization', `Basic ${TEST_KEY}`);
       expectError(res, 401, 'unauthorized');
       expect(res.headers['www-authenticate']).toBe('Bearer realm="petstore"');
     });
 
     it('"Bearer" with no token is 401 invalid_token', async () => {
-      const res = await request(http).get('/v1/pets').set('Authorization', 'Bearer ');
+      const res = await request(api.http).get('/v1/pets').set('Authorization', 'Bearer ');
       expectError(res, 401, 'unauthorized');
     });
 
     it('the scheme name is case-insensitive', async () => {
-      const res = await request(http).get('/v1/pets').set('Authorization', `bEaReR ${TEST_KEY}`);
+      const res = await request(api.http).get('/v1/pets').set('Authorization', `bEaReR ${TEST_KEY}`);
       expect(res.status).toBe(200);
     });
 
     it('authentication runs before validation: an invalid body without a key is 401', async () => {
-      const res = await request(http).post('/v1/pets').send({ name: '', categoryId: 'x', id: 3 });
+      const res = await request(api.http).post('/v1/pets').send({ name: '', categoryId: 'x', id: 3 });
       expectError(res, 401, 'unauthorized');
     });
 
     it('a key is not accepted in the query string', async () => {
-      const res = await request(http).get(`/v1/pets?api_key=${TEST_KEY}`);
+      const res = await request(api.http).get(`/v1/pets?api_key=${TEST_KEY}`);
       expectError(res, 401, 'unauthorized');
     });
   });
 
   describe('routing', () => {
     it.each([{}, AUTH])('an unknown path is 404 not_found (headers %o)', async (headers) => {
-      const res = await request(http).get('/v1/orders').set(headers);
+      const res = await request(api.http).get('/v1/orders').set(headers);
       expectError(res, 404, 'not_found');
-      const outside = await request(http).get('/nothing-here').set(headers);
+      const outside = await request(api.http).get('/nothing-here').set(headers);
       expectError(outside, 404, 'not_found');
     });
 
     it('the API is not served without the /v1 prefix', async () => {
-      expectError(await request(http).get('/pets').set(AUTH), 404, 'not_found');
+      expectError(await request(api.http).get('/pets').set(AUTH), 404, 'not_found');
     });
 
     it('a known path with an unsupported method is 405 with Allow', async () => {
-      const res = await request(http).delete('/v1/pets').set(AUTH);
+      const res = await request(api.http).delete('/v1/pets').set(AUTH);
       expectError(res, 405, 'method_not_allowed');
       expect(res.headers.allow).toBe('GET, HEAD, POST');
-      const one = await request(http).put('/v1/pets/1').set(AUTH).send({});
+      const one = await request(api.http).put('/v1/pets/1').set(AUTH).send({});
       expectError(one, 405, 'method_not_allowed');
       expect(one.headers.allow).toBe('GET, HEAD');
     });
@@ -109,8 +99,8 @@ describe('Pets API (e2e, in-memory SQLite)', () => {
       'HEAD %s answers the headers of GET, Content-Length included, and no body',
       async (path) => {
         await create({ name: 'Headed', categoryId: 3 });
-        const get = await request(http).get(path).set(AUTH);
-        const head = await request(http).head(path).set(AUTH);
+        const get = await request(api.http).get(path).set(AUTH);
+        const head = await request(api.http).head(path).set(AUTH);
         expect(get.status).toBe(200);
         expect(head.status).toBe(200);
         expect(head.text ?? '').toBe('');
@@ -125,14 +115,14 @@ describe('Pets API (e2e, in-memory SQLite)', () => {
       'GET %s with If-None-Match: * is 304 without a body; with another tag or no-cache, 200',
       async (path) => {
         await create({ name: 'Conditional', categoryId: 3 });
-        const none = await request(http).get(path).set(AUTH).set('If-None-Match', '*');
+        const none = await request(api.http).get(path).set(AUTH).set('If-None-Match', '*');
         expect(none.status).toBe(304);
         expect(none.text ?? '').toBe('');
         expect(none.headers['content-type']).toBeUndefined();
         expect(none.headers['x-content-type-options']).toBe('nosniff');
-        const other = await request(http).get(path).set(AUTH).set('If-None-Match', '"abc"');
+        const other = await request(api.http).get(path).set(AUTH).set('If-None-Match', '"abc"');
         expect(other.status).toBe(200);
-        const reload = await request(http)
+        const reload = await request(api.http)
           .get(path)
           .set(AUTH)
           .set({ 'If-None-Match': '*', 'Cache-Control': 'no-cache' });
@@ -141,7 +131,7 @@ describe('Pets API (e2e, in-memory SQLite)', () => {
     );
 
     it('sets secure headers and hides the framework', async () => {
-      const res = await request(http).get('/v1/pets').set(AUTH);
+      const res = await request(api.http).get('/v1/pets').set(AUTH);
       expect(res.headers['x-powered-by']).toBeUndefined();
       expect(res.headers['x-content-type-options']).toBe('nosniff');
       expect(res.headers['content-security-policy']).toBeDefined();
@@ -162,7 +152,7 @@ describe('Pets API (e2e, in-memory SQLite)', () => {
       expect(res.status).toBe(201);
       expect(res.body).toEqual({ id: expect.any(Number), name: 'Nameless status', categoryId: 1 });
       expect('status' in res.body).toBe(false);
-      const read = await request(http).get(`/v1/pets/${res.body.id}`).set(AUTH);
+      const read = await request(api.http).get(`/v1/pets/${res.body.id}`).set(AUTH);
       expect(read.body).toEqual(res.body);
     });
 
@@ -193,7 +183,7 @@ describe('Pets API (e2e, in-memory SQLite)', () => {
         const res = await create({ name, categoryId: 3 });
         expect(res.status).toBe(201);
         expect(res.body.name).toBe(name);
-        const read = await request(http).get(`/v1/pets/${res.body.id}`).set(AUTH);
+        const read = await request(api.http).get(`/v1/pets/${res.body.id}`).set(AUTH);
         expect(read.body.name).toBe(name);
       }
     });
@@ -256,7 +246,7 @@ describe('Pets API (e2e, in-memory SQLite)', () => {
       ['a number', '42'],
       ['null', 'null'],
     ])('a body that is %s is 400 validation_failed', async (_case, raw) => {
-      const res = await request(http)
+      const res = await request(api.http)
         .post('/v1/pets')
         .set(AUTH)
         .set('Content-Type', 'application/json')
@@ -268,12 +258,12 @@ describe('Pets API (e2e, in-memory SQLite)', () => {
     });
 
     it('a missing body is 400 validation_failed', async () => {
-      const res = await request(http).post('/v1/pets').set(AUTH);
+      const res = await request(api.http).post('/v1/pets').set(AUTH);
       expectError(res, 400, 'validation_failed');
     });
 
     it('a lone surrogate in name is refused, not stored as U+FFFD', async () => {
-      const res = await request(http)
+      const res = await request(api.http)
         .post('/v1/pets')
         .set(AUTH)
         .set('Content-Type', 'application/json')
@@ -282,7 +272,7 @@ describe('Pets API (e2e, in-memory SQLite)', () => {
     });
 
     it('a __proto__ key is refused as an unknown property', async () => {
-      const res = await request(http)
+      const res = await request(api.http)
         .post('/v1/pets')
         .set(AUTH)
         .set('Content-Type', 'application/json')
@@ -292,7 +282,7 @@ describe('Pets API (e2e, in-memory SQLite)', () => {
 
     it('deeply nested JSON is 400, not a stack overflow', async () => {
       const deep = `{"name":${'['.repeat(5000)}${']'.repeat(5000)},"categoryId":1}`;
-      const res = await request(http)
+      const res = await request(api.http)
         .post('/v1/pets')
         .set(AUTH)
         .set('Content-Type', 'application/json')
@@ -301,7 +291,7 @@ describe('Pets API (e2e, in-memory SQLite)', () => {
     });
 
     it('malformed JSON is 400 invalid_json without parser internals', async () => {
-      const res = await request(http)
+      const res = await request(api.http)
         .post('/v1/pets')
         .set(AUTH)
         .set('Content-Type', 'application/json')
@@ -316,12 +306,16 @@ describe('Pets API (e2e, in-memory SQLite)', () => {
       'multipart/form-data; boundary=x',
       'application/xml',
     ])('a body sent as %s is 415 unsupported_media_type', async (type) => {
-      const res = await request(http).post('/v1/pets').set(AUTH).set('Content-Type', type).send('name=Rex');
+      const res = await request(api.http)
+        .post('/v1/pets')
+        .set(AUTH)
+        .set('Content-Type', type)
+        .send('name=Rex');
       expectError(res, 415, 'unsupported_media_type');
     });
 
     it('accepts application/json with a charset parameter', async () => {
-      const res = await request(http)
+      const res = await request(api.http)
         .post('/v1/pets')
         .set(AUTH)
         .set('Content-Type', 'application/json; charset=UTF-8')
@@ -341,16 +335,13 @@ describe('Pets API (e2e, in-memory SQLite)', () => {
   });
 
   describe('GET /v1/pets (listPets)', () => {
-    let fresh: NestExpressApplication;
-    let server: App;
+    const fresh = useApp();
     const statuses = ['available', 'pending', 'sold', undefined];
 
     beforeAll(async () => {
-      fresh = await startApp();
-      server = fresh.getHttpServer();
       for (let i = 0; i < 130; i++) {
         const status = statuses[i % 4];
-        const res = await request(server)
+        const res = await request(fresh.http)
           .post('/v1/pets')
           .set(AUTH)
           .send({ name: `Pet ${i}`, categoryId: i + 1, ...(status ? { status } : {}) });
@@ -358,11 +349,7 @@ describe('Pets API (e2e, in-memory SQLite)', () => {
       }
     });
 
-    afterAll(async () => {
-      await fresh.close();
-    });
-
-    const list = (query: string) => request(server).get(`/v1/pets${query}`).set(AUTH);
+    const list = (query: string) => request(fresh.http).get(`/v1/pets${query}`).set(AUTH);
 
     it('returns 20 animals by default, oldest first', async () => {
       const res = await list('');
@@ -429,9 +416,9 @@ describe('Pets API (e2e, in-memory SQLite)', () => {
     });
 
     it('an empty filter result is an empty array', async () => {
-      const empty = await startApp();
-      const res = await request(empty.getHttpServer()).get('/v1/pets?status=sold').set(AUTH);
-      await empty.close();
+      const res = await withApp({}, (empty) =>
+        request(empty.getHttpServer()).get('/v1/pets?status=sold').set(AUTH),
+      );
       expect(res.status).toBe(200);
       expect(res.body).toEqual([]);
     });
@@ -445,7 +432,7 @@ describe('Pets API (e2e, in-memory SQLite)', () => {
     });
 
     it('returns the animal with the deprecation headers', async () => {
-      const res = await request(http).get(`/v1/pets/${id}`).set(AUTH);
+      const res = await request(api.http).get(`/v1/pets/${id}`).set(AUTH);
       expect(res.status).toBe(200);
       expect(res.body).toEqual({ id, name: 'Findable', categoryId: 11, status: 'pending' });
       expect(res.headers).toMatchObject(DEPRECATION);
@@ -454,7 +441,7 @@ describe('Pets API (e2e, in-memory SQLite)', () => {
     it.each(['999999', '0', '-1', '9007199254740992', '9223372036854775807', '-9223372036854775808'])(
       'a well-formed id with no animal (%s) is 404 not_found',
       async (petId) => {
-        const res = await request(http).get(`/v1/pets/${petId}`).set(AUTH);
+        const res = await request(api.http).get(`/v1/pets/${petId}`).set(AUTH);
         expectError(res, 404, 'not_found');
         expect(res.headers).toMatchObject(DEPRECATION);
       },
@@ -463,7 +450,7 @@ describe('Pets API (e2e, in-memory SQLite)', () => {
     it.each(['abc', '1.5', '1e3', '9223372036854775808', '-9223372036854775809', '%20', '0x1', '1;2'])(
       'a petId that is not a decimal int64 (%s) is 400 validation_failed',
       async (petId) => {
-        const res = await request(http).get(`/v1/pets/${petId}`).set(AUTH);
+        const res = await request(api.http).get(`/v1/pets/${petId}`).set(AUTH);
         expectError(res, 400, 'validation_failed');
         expect(res.body.details).toEqual([
           { field: 'petId', message: 'petId must be a decimal integer (int64)' },
@@ -473,18 +460,18 @@ describe('Pets API (e2e, in-memory SQLite)', () => {
     );
 
     it('a broken percent-encoding in petId is 400, not 500', async () => {
-      const res = await request(http).get('/v1/pets/%E0%A4%A').set(AUTH);
+      const res = await request(api.http).get('/v1/pets/%E0%A4%A').set(AUTH);
       expectError(res, 400, 'validation_failed');
     });
 
     it('401 answers of the deprecated operation carry the deprecation headers too', async () => {
-      const res = await request(http).get(`/v1/pets/${id}`);
+      const res = await request(api.http).get(`/v1/pets/${id}`);
       expectError(res, 401, 'unauthorized');
       expect(res.headers).toMatchObject(DEPRECATION);
     });
 
     it('other operations carry no deprecation headers', async () => {
-      const res = await request(http).get('/v1/pets').set(AUTH);
+      const res = await request(api.http).get('/v1/pets').set(AUTH);
       expect(res.headers.deprecation).toBeUndefined();
       expect(res.headers.sunset).toBeUndefined();
     });
@@ -499,7 +486,7 @@ describe('Pets API (e2e, in-memory SQLite)', () => {
       const ids = new Set(results.map((res) => res.body.id as number));
       expect(ids.size).toBe(200);
       const reads = await Promise.all(
-        [...ids].map((petId) => request(http).get(`/v1/pets/${petId}`).set(AUTH)),
+        [...ids].map((petId) => request(api.http).get(`/v1/pets/${petId}`).set(AUTH)),
       );
       expect(reads.every((res) => res.status === 200)).toBe(true);
     });

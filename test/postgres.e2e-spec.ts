@@ -1,22 +1,18 @@
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import request from 'supertest';
 import type { App } from 'supertest/types';
 import { VERIFY_CACHE_MS } from '../src/auth/api-keys.service';
-import { AUTH, startApp, TEST_DATABASE_URL, TEST_KEY, testDatabaseEnv } from './support/app';
+import { AUTH, postgresTestEnv, startApp, TEST_KEY } from './support/app';
+import { apikey } from './support/apikey';
+import { describeOnPostgres } from './support/postgres';
 import { RunningService, spawnService, stopService } from './support/process';
 
-const run = promisify(execFile);
-const ROOT = join(__dirname, '..');
+// These need a real PostgreSQL server: TEST_DATABASE_URL's, or else the default one
+// (postgres://postgres@127.0.0.1:5432/test) when it answers; without one they are skipped.
+const describeWithPostgres = describeOnPostgres('the PostgreSQL tests');
 
-// These need a real PostgreSQL server: `TEST_DATABASE_URL=postgres://... npm run test:e2e`
-// (.ci/run sets it). Without it the rest of the suite runs on SQLite and these are skipped.
-const describeOnPostgres = TEST_DATABASE_URL ? describe : describe.skip;
-
-describeOnPostgres('PostgreSQL (real server)', () => {
+describeWithPostgres('PostgreSQL (real server)', () => {
   it('keeps data across a restart, with ids and categoryIds as exact JSON integers', async () => {
-    const database = testDatabaseEnv();
+    const database = postgresTestEnv();
     const first = await startApp(database);
     const created = await request(first.getHttpServer() as App)
       .post('/v1/pets')
@@ -35,12 +31,13 @@ describeOnPostgres('PostgreSQL (real server)', () => {
   });
 });
 
-describeOnPostgres('Several instances on one PostgreSQL database (real processes)', () => {
-  const database = testDatabaseEnv();
+describeWithPostgres('Several instances on one PostgreSQL database (real processes)', () => {
+  let database: Record<string, string>;
   let a: RunningService;
   let b: RunningService;
 
   beforeAll(async () => {
+    database = postgresTestEnv();
     // Both start at once on an empty schema: the migration lock lets only one migrate.
     [a, b] = await Promise.all([
       spawnService({ ...database, API_KEYS: TEST_KEY }),
@@ -78,17 +75,14 @@ describeOnPostgres('Several instances on one PostgreSQL database (real processes
   });
 
   it('a key revoked through one instance is refused by the other within a second', async () => {
-    const cli = (...args: string[]) =>
-      run(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/cli/apikey.ts', ...args], {
-        cwd: ROOT,
-        env: { PATH: process.env.PATH ?? '', ...database },
-      });
-    const key = /pet_[A-Za-z0-9_-]{43}/.exec((await cli('create', '--name', 'shared-client')).stdout)![0];
+    const key = /pet_[A-Za-z0-9_-]{43}/.exec(
+      (await apikey(database, 'create', '--name', 'shared-client')).stdout,
+    )![0];
     const status = async (service: RunningService) =>
       (await fetch(`${service.url}/v1/pets`, { headers: { Authorization: `Bearer ${key}` } })).status;
     expect([await status(a), await status(b)]).toEqual([200, 200]);
 
-    await cli('revoke', key.slice(0, 12));
+    expect((await apikey(database, 'revoke', key.slice(0, 12))).code).toBe(0);
     await new Promise((resolve) => setTimeout(resolve, VERIFY_CACHE_MS + 100));
     expect([await status(a), await status(b)]).toEqual([401, 401]);
   });

@@ -1,9 +1,8 @@
 import fc from 'fast-check';
-import { NestExpressApplication } from '@nestjs/platform-express';
 import { DataSource } from 'typeorm';
 import { PetEntity } from '../src/pets/pet.entity';
 import { ResourceStores } from '../src/database/resource-store';
-import { startApp } from './support/app';
+import { useApp } from './support/app';
 import { asRaw, call, expectError, HttpReply, listenWithTimeouts } from './support/raw-http';
 import { SOAK } from './support/soak';
 
@@ -241,16 +240,11 @@ function expectPet(value: unknown): asserts value is Record<string, unknown> & {
 }
 
 describe('Properties (e2e, fast-check)', () => {
-  let app: NestExpressApplication;
+  const api = useApp();
   let port: number;
 
   beforeAll(async () => {
-    app = await startApp();
-    port = await listenWithTimeouts(app, 30_000);
-  });
-
-  afterAll(async () => {
-    await app.close();
+    port = await listenWithTimeouts(api.app, 30_000);
   });
 
   const getJson = async (path: string): Promise<HttpReply & { json: unknown }> => {
@@ -262,8 +256,8 @@ describe('Properties (e2e, fast-check)', () => {
     // Each run starts from an empty table, so that listPets shows exactly what this run created.
     // Deleting behind the service's back, the test also drops what the service has cached.
     const emptyTable = async () => {
-      await app.get(DataSource).createQueryBuilder().delete().from(PetEntity).execute();
-      app.get(ResourceStores).clearCache();
+      await api.app.get(DataSource).createQueryBuilder().delete().from(PetEntity).execute();
+      api.app.get(ResourceStores).clearCache();
     };
 
     it(
@@ -315,8 +309,8 @@ describe('Properties (e2e, fast-check)', () => {
     const existing = new Set<number>();
 
     beforeAll(async () => {
-      await app.get(DataSource).createQueryBuilder().delete().from(PetEntity).execute();
-      app.get(ResourceStores).clearCache();
+      await api.app.get(DataSource).createQueryBuilder().delete().from(PetEntity).execute();
+      api.app.get(ResourceStores).clearCache();
       for (let index = 0; index < 30; index += 1) {
         const reply = await call(
           port,

@@ -1,7 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { connect } from 'node:net';
-import { NestExpressApplication } from '@nestjs/platform-express';
-import { startApp } from './support/app';
+import { useApp } from './support/app';
 import { exchange, expectError, httpRequest, listenWithTimeouts, postJson } from './support/raw-http';
 
 const TIMEOUT_MS = 1000;
@@ -11,16 +10,11 @@ const TIMEOUT_MS = 1000;
  * has the parser errors): timeouts, resets, pipelining, Expect, CONNECT. Raw sockets throughout.
  */
 describe('HTTP protocol errors (e2e, raw sockets)', () => {
-  let app: NestExpressApplication;
+  const api = useApp();
   let port: number;
 
   beforeAll(async () => {
-    app = await startApp();
-    port = await listenWithTimeouts(app, TIMEOUT_MS);
-  });
-
-  afterAll(async () => {
-    await app.close();
+    port = await listenWithTimeouts(api.app, TIMEOUT_MS);
   });
 
   async function expectServiceAnswers(): Promise<void> {
@@ -132,10 +126,10 @@ describe('HTTP protocol errors (e2e, raw sockets)', () => {
   });
 
   it("builds each request and response with Express's prototypes, so Express does not change them", async () => {
-    const express = app.getHttpAdapter().getInstance();
+    const express = api.app.getHttpAdapter().getInstance();
     const seen: unknown[] = [];
     const finished: Promise<unknown[]>[] = [];
-    const server = app.getHttpServer();
+    const server = api.app.getHttpServer();
     const record = (req: object, res: ServerResponse): void => {
       seen.push(Object.getPrototypeOf(req), Object.getPrototypeOf(res));
       finished.push(

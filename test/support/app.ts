@@ -4,35 +4,54 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { Client } from 'pg';
+import type { App } from 'supertest/types';
 import { loadConfig } from '../../src/config/app-config';
 import { createApp, CreateAppOptions } from '../../src/setup-app';
+import { postgresUrl } from './postgres';
 
 export const TEST_KEY = 'test-key-0123456789abcdef';
 export const AUTH = { Authorization: `Bearer ${TEST_KEY}` };
 
 /** Set (e.g. by .ci/run) to run the e2e suite on a real PostgreSQL server instead of SQLite. */
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || undefined;
-const schemas: string[] = [];
+const schemas: Array<{ url: string; schema: string }> = [];
+
+/** A fresh schema on this PostgreSQL server for one test app, dropped after the file's tests. */
+export function postgresSchemaEnv(url: string): Record<string, string> {
+  const schema = `test_${process.pid}_${randomBytes(4).toString('hex')}`;
+  schemas.push({ url, schema });
+  return { DATABASE_URL: url, DATABASE_SCHEMA: schema };
+}
+
+/**
+ * A fresh schema on the PostgreSQL server of this run (TEST_DATABASE_URL or the default server,
+ * see test/support/postgres.ts), for the tests that need PostgreSQL itself.
+ */
+export function postgresTestEnv(): Record<string, string> {
+  const url = postgresUrl();
+  if (!url) throw new Error('this run has no PostgreSQL server (see describeOnPostgres)');
+  return postgresSchemaEnv(url);
+}
 
 /**
  * The database of one test app: a fresh PostgreSQL schema when TEST_DATABASE_URL is set
  * (dropped after the file's tests), else SQLite at `sqlitePath` (in memory by default).
  */
 export function testDatabaseEnv(sqlitePath = ':memory:'): Record<string, string> {
-  if (!TEST_DATABASE_URL) return { DATABASE_PATH: sqlitePath };
-  const schema = `test_${process.pid}_${randomBytes(4).toString('hex')}`;
-  schemas.push(schema);
-  return { DATABASE_URL: TEST_DATABASE_URL, DATABASE_SCHEMA: schema };
+  return TEST_DATABASE_URL ? postgresSchemaEnv(TEST_DATABASE_URL) : { DATABASE_PATH: sqlitePath };
 }
 
 export async function dropTestSchemas(): Promise<void> {
-  if (!TEST_DATABASE_URL || schemas.length === 0) return;
-  const client = new Client({ connectionString: TEST_DATABASE_URL });
-  await client.connect();
-  try {
-    for (const schema of schemas.splice(0)) await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-  } finally {
-    await client.end();
+  for (const url of new Set(schemas.map((entry) => entry.url))) {
+    const mine = schemas.filter((entry) => entry.url === url);
+    const client = new Client({ connectionString: url });
+    await client.connect();
+    try {
+      for (const { schema } of mine) await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    } finally {
+      await client.end();
+    }
+    for (const entry of mine) schemas.splice(schemas.indexOf(entry), 1);
   }
 }
 
@@ -45,7 +64,7 @@ export async function startApp(
   env: Record<string, string> = {},
   options: CreateAppOptions = {},
 ): Promise<NestExpressApplication> {
-  const database = env.DATABASE_PATH ? {} : testDatabaseEnv();
+  const database = env.DATABASE_PATH || env.DATABASE_URL ? {} : testDatabaseEnv();
   // Rate limits are off unless a test turns them on: the suite sends thousands of requests.
   const config = loadConfig({
     API_KEYS: TEST_KEY,
@@ -57,6 +76,56 @@ export async function startApp(
   const app = await createApp(config, options);
   await app.init();
   return app;
+}
+
+/** The app of a describe block, and its HTTP server for supertest. */
+export interface TestApp {
+  readonly app: NestExpressApplication;
+  readonly http: App;
+}
+
+/**
+ * Starts the app (`startApp`) before the tests of the enclosing describe block and closes it
+ * after them; `app` and `http` are read inside its tests and hooks. `env` may be a function,
+ * called when the app starts (e.g. to name a file made by an earlier hook).
+ */
+export function useApp(
+  env: Record<string, string> | (() => Record<string, string>) = {},
+  options: CreateAppOptions = {},
+): TestApp {
+  let app: NestExpressApplication | undefined;
+  beforeAll(async () => {
+    app = await startApp(typeof env === 'function' ? env() : env, options);
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
+  const started = (): NestExpressApplication => {
+    if (!app) throw new Error('the app has not started: use it inside a test or a hook');
+    return app;
+  };
+  return {
+    get app() {
+      return started();
+    },
+    get http() {
+      return started().getHttpServer() as App;
+    },
+  };
+}
+
+/** Starts the app, hands it to `use`, and closes it afterwards, also when `use` fails. */
+export async function withApp<T>(
+  env: Record<string, string>,
+  use: (app: NestExpressApplication) => Promise<T>,
+  options: CreateAppOptions = {},
+): Promise<T> {
+  const app = await startApp(env, options);
+  try {
+    return await use(app);
+  } finally {
+    await app.close();
+  }
 }
 
 /** A fresh temporary folder, removed by the returned cleanup. */

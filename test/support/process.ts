@@ -1,7 +1,10 @@
-import { ChildProcess, spawn } from 'node:child_process';
+import { ChildProcess, execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
+import type { CommandResult } from './apikey';
+import { compiled } from './entry-points';
+import { sparePort } from './ports';
 
 const ROOT = join(__dirname, '..', '..');
 
@@ -14,9 +17,12 @@ export interface RunningService extends ServiceProcess {
   url: string;
 }
 
-/** Runs the real entry point (src/main.ts) as `npm start` would, without the build step. */
+/**
+ * Runs the real entry point as `npm start` does (`node dist/main.js` from the repository's
+ * folder), compiled from the current src/ for this run (test/support/entry-points.ts).
+ */
 export function launchService(env: Record<string, string>): ServiceProcess {
-  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/main.ts'], {
+  const child = spawn(process.execPath, [compiled('main.js')], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', RATE_LIMIT_ENABLED: 'false', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -28,21 +34,12 @@ export function launchService(env: Record<string, string>): ServiceProcess {
   return { child, output: () => output };
 }
 
-/** A port that is free on 127.0.0.1 right now. */
-export async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
-
 /**
  * Launches the service on a free port and waits until its liveness probe answers. (Not by
  * reading its start line: in production that is a log line, which LOG_LEVEL=warn leaves out.)
  */
 export async function spawnService(env: Record<string, string>, timeoutMs = 30000): Promise<RunningService> {
-  const port = env.PORT ?? String(await freePort());
+  const port = env.PORT ?? String(await sparePort());
   const service = launchService({ ...env, PORT: port });
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + timeoutMs;
@@ -76,4 +73,23 @@ export async function stopService(
   const exited = once(service.child, 'exit');
   service.child.kill(signal);
   await exited;
+}
+
+const run = promisify(execFile);
+
+/**
+ * The key CLI's real entry point (src/cli/apikey.ts, compiled for this run) as a process of
+ * its own on the given database: its exit status and what it printed.
+ */
+export async function apikeyProcess(env: Record<string, string>, ...args: string[]): Promise<CommandResult> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [compiled('cli/apikey.js'), ...args], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', ...env },
+    });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as CommandResult;
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+  }
 }

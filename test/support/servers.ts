@@ -5,6 +5,7 @@ import { connect, createServer, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { sparePort } from './ports';
 
 const execFileAsync = promisify(execFile);
 
@@ -12,17 +13,6 @@ const execFileAsync = promisify(execFile);
  * Database and Redis servers of a test's own, on spare loopback ports, that the test may stop
  * and start: the machine's shared servers are never touched.
  */
-
-/** A loopback port nothing listens on right now. */
-export async function sparePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, 'close');
-  return port;
-}
 
 /** The bin folder of the newest PostgreSQL installed the Debian way, if any. */
 export function postgresBinaries(): string | undefined {
