@@ -2,6 +2,7 @@ import type { Express } from 'express';
 import * as http from 'node:http';
 import * as https from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { responseOf } from '../common/response-of';
 import { ExpressServerAdapter, withPrototype } from './express-server.adapter';
 
 /** The prototypes a request and its response have when the server emits them, before Express. */
@@ -80,5 +81,50 @@ describe('withPrototype', () => {
       readonly made = true;
     }
     expect(withPrototype(Message, {})).toBeUndefined();
+  });
+});
+
+describe('ExpressServerAdapter.reply', () => {
+  const served = async (body: unknown, init: RequestInit = {}) => {
+    const adapter = new ExpressServerAdapter();
+    adapter.getInstance<Express>().all('/answer', (_req, res) => adapter.reply(res, body, 200));
+    adapter.initHttpServer({});
+    const server = adapter.getHttpServer() as http.Server;
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const answer = await fetch(`http://127.0.0.1:${port}/answer`, init);
+      return { status: answer.status, headers: answer.headers, text: await answer.text() };
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  };
+
+  it('writes an object as res.json would: the same bytes, Content-Type and Content-Length', async () => {
+    const body = { name: 'Zoë 😀', list: [1, 2] };
+    const answer = await served(body);
+
+    expect(answer.status).toBe(200);
+    expect(answer.text).toBe(JSON.stringify(body));
+    expect(answer.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(answer.headers.get('content-length')).toBe(String(Buffer.byteLength(JSON.stringify(body))));
+  });
+
+  it('writes a body made by responseOf with the JSON serialised at its first answer', async () => {
+    const body = responseOf({ id: 1 }, (row) => ({ id: row.id, name: 'Rex' }));
+    const stringify = jest.spyOn(JSON, 'stringify');
+    try {
+      expect((await served(body)).text).toBe('{"id":1,"name":"Rex"}');
+      expect((await served(body)).text).toBe('{"id":1,"name":"Rex"}');
+      expect(stringify.mock.calls.filter(([value]) => value === body)).toHaveLength(1);
+    } finally {
+      stringify.mockRestore();
+    }
+  });
+
+  it('answers HEAD with the headers only', async () => {
+    const head = await served({ id: 1 }, { method: 'HEAD' });
+    expect(head.headers.get('content-length')).toBe('8');
+    expect(head.text).toBe('');
   });
 });

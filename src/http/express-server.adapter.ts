@@ -2,6 +2,7 @@ import { NestApplicationOptions, StreamableFile } from '@nestjs/common';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import type { Express } from 'express';
 import * as http from 'node:http';
+import { responseJson } from '../common/response-of';
 
 type MessageConstructor = new (...args: never[]) => object;
 
@@ -39,16 +40,17 @@ function onlyIfNone(req: http.IncomingMessage | undefined): boolean {
 }
 
 /** The status, headers and bytes `res.json` would send, without re-deriving them on every call. */
-export function sendJson(res: http.ServerResponse, status: number, body: unknown): void {
+export function sendJson(res: http.ServerResponse, status: number, body: object): void {
   if (status === 200 && onlyIfNone(res.req)) {
     res.statusCode = 304;
     res.end();
     return;
   }
-  const text = JSON.stringify(body);
+  const known = responseJson(body);
+  const text = known?.text ?? JSON.stringify(body);
   res.statusCode = status;
   res.setHeader('Content-Type', JSON_CONTENT_TYPE);
-  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.setHeader('Content-Length', known?.bytes ?? Buffer.byteLength(text));
   res.end(text);
 }
 

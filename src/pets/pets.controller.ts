@@ -5,6 +5,7 @@ import { ApiErrors } from '../common/openapi/api-errors.decorator';
 import { ApiResource } from '../common/openapi/api-resource.decorator';
 import { nextLinkHeaderDocs, setNextLink } from '../common/pagination/next-link';
 import { locationHeaderDocs } from '../common/resource-location';
+import { responseOf } from '../common/response-of';
 import { ApiIdParam, IdPipe } from '../common/validation/id.pipe';
 import { IDEMPOTENCY_KEY_HEADER_DOCS, IdempotentRequests } from '../idempotency/idempotent-requests';
 import { DEPRECATION_HEADER_DOCS } from './deprecation';
@@ -48,7 +49,7 @@ export class PetsController {
   ): Promise<PetDto[]> {
     const page = await this.pets.list(query);
     setNextLink(res, COLLECTION, { limit: query.limit, status: query.status }, page.nextCursor);
-    return page.items.map((pet) => PetDto.fromEntity(pet));
+    return responseOf(page.items, (pets) => pets.map((pet) => PetDto.fromEntity(pet)));
   }
 
   /**
@@ -92,6 +93,6 @@ export class PetsController {
   @ApiOkResponse({ type: PetDto, description: 'The animal exists.', headers: DEPRECATION_HEADER_DOCS })
   @ApiErrors([400, 401, 404, 429, 500, 503], { headers: DEPRECATION_HEADER_DOCS })
   async getPet(@Param('petId', new IdPipe('petId', 'animal')) petId: number): Promise<PetDto> {
-    return PetDto.fromEntity(await this.pets.get(petId));
+    return responseOf(await this.pets.get(petId), (pet) => PetDto.fromEntity(pet));
   }
 }

@@ -2,6 +2,7 @@ import { Body, Controller, Get, Param, Post, Query, Req, Res } from '@nestjs/com
 import { ApiCreatedResponse, ApiHeader, ApiOkResponse } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { locationHeaderDocs } from '../common/resource-location';
+import { responseOf } from '../common/response-of';
 import { ApiErrors } from '../common/openapi/api-errors.decorator';
 import { ApiResource } from '../common/openapi/api-resource.decorator';
 import { nextLinkHeaderDocs, setNextLink } from '../common/pagination/next-link';
@@ -45,7 +46,7 @@ export class __Items__Controller {
   ): Promise<__Item__Dto[]> {
     const page = await this.__items__.list(query);
     setNextLink(res, COLLECTION, { limit: query.limit }, page.nextCursor);
-    return page.items.map((__item__) => __Item__Dto.fromEntity(__item__));
+    return responseOf(page.items, (__items__) => __items__.map((__item__) => __Item__Dto.fromEntity(__item__)));
   }
 
   /**
@@ -82,6 +83,6 @@ export class __Items__Controller {
   @ApiOkResponse({ type: __Item__Dto, description: 'The __noun__ exists.' })
   @ApiErrors([400, 401, 404, 429, 500, 503])
   async get__Item__(@Param('__item__Id', new IdPipe('__item__Id', '__noun__')) id: number): Promise<__Item__Dto> {
-    return __Item__Dto.fromEntity(await this.__items__.get(id));
+    return responseOf(await this.__items__.get(id), (__item__) => __Item__Dto.fromEntity(__item__));
   }
 }
