@@ -25,8 +25,8 @@ function checkedPrefixes(): string[] {
 }
 
 /**
- * Drives the live app through every operation of the pets module and the health probes and every
- * response they document, and validates each status, body and header against the committed
+ * Drives the live app through every operation of the pets module and every response they
+ * document, and validates each status, body and header against the committed
  * openapi.yaml.
  */
 describe('Every live response matches the committed OpenAPI document (e2e)', () => {
@@ -34,8 +34,8 @@ describe('Every live response matches the committed OpenAPI document (e2e)', () 
   let contract: ContractValidator;
 
   beforeAll(async () => {
-    // The pets module and the health probes; every other module's e2e spec checks its own paths.
-    contract = await ContractValidator.forPaths('/pets', '/health');
+    // The pets module; every other module's e2e spec checks its own paths.
+    contract = await ContractValidator.forPaths('/pets');
   });
 
   const expectContract = (res: Response, expected: string): void => {
@@ -249,25 +249,6 @@ describe('Every live response matches the committed OpenAPI document (e2e)', () 
     );
   });
 
-  describe('health probes (outside /v1, no key)', () => {
-    it('live 200 and ready 200', async () => {
-      expectContract(await request(api.http).get('/health/live'), 'liveness 200');
-      expectContract(await request(api.http).get('/health/ready'), 'readiness 200');
-    });
-
-    it('ready 503 in the Error shape while the database is unreachable', async () => {
-      const res = await withApp({}, async (down) => {
-        const dataSource = down.get(DataSource);
-        await dataSource.destroy();
-        const answer = await request(down.getHttpServer()).get('/health/ready');
-        await dataSource.initialize();
-        return answer;
-      });
-      expectContract(res, 'readiness 503');
-      expect(res.body.code).toBe('service_unavailable');
-    });
-  });
-
   describe('the validator itself', () => {
     const fake = (method: string, path: string, status: number, headers: object, body: unknown) =>
       ({
@@ -314,13 +295,13 @@ describe('Every live response matches the committed OpenAPI document (e2e)', () 
     });
   });
 
-  it('has checked every response the pets and health operations document, every documented error', () => {
+  it('has checked every response the pets operations document, every documented error', () => {
     expect(contract.unchecked()).toEqual([]);
   });
 
   it("leaves no documented operation unchecked: each other module's e2e spec checks its own paths", async () => {
     const prefixes = checkedPrefixes();
-    expect(prefixes).toEqual(expect.arrayContaining(['/pets', '/health']));
+    expect(prefixes).toEqual(expect.arrayContaining(['/pets']));
     const unchecked = Object.keys((await committedDocument()).paths)
       .filter((path) => !isUnder(path, prefixes))
       .map(

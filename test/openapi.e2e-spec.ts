@@ -148,14 +148,10 @@ describe('The OpenAPI document (e2e)', () => {
       ]);
     });
 
-    it('paths: /pets and /pets/{petId} for the animals, /health/live and /health/ready for the probes', () => {
+    it('paths: /pets and /pets/{petId} for the animals; the probes are not API and stay out', () => {
       const under = (prefix: string) => Object.keys(document.paths).filter((path) => isUnder(path, [prefix]));
       expect(under('/pets')).toEqual(['/pets', '/pets/{petId}']);
-      expect(under('/health')).toEqual(['/health/live', '/health/ready']);
-      expect(operationsUnder('/health').map(nameOf)).toEqual([
-        'GET /health/live (liveness)',
-        'GET /health/ready (readiness)',
-      ]);
+      expect(under('/health')).toEqual([]);
     });
 
     it('takes the production and staging URLs from the configuration', async () => {

@@ -1,9 +1,8 @@
 import { Controller, Get, ServiceUnavailableException } from '@nestjs/common';
 import { HealthCheck, HealthCheckResult, HealthCheckService, TypeOrmHealthIndicator } from '@nestjs/terminus';
-import { ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
+import { ApiExcludeController } from '@nestjs/swagger';
 import { Public } from '../auth/public.decorator';
 import { ApiException } from '../common/errors/api-exception';
-import { ErrorDto } from '../common/errors/error.dto';
 import { OUTAGE_RETRY_AFTER_SECONDS } from '../database/outage';
 import { MigrationsHealthIndicator } from './migrations.health';
 
@@ -12,44 +11,11 @@ export const HEALTH_PATH = 'health';
 /** A check that has not answered within this time is down: readiness answers in about a second. */
 export const PROBE_TIMEOUT_MS = 1000;
 
-const CHECK_REPORT = {
-  type: 'object',
-  additionalProperties: {
-    type: 'object',
-    required: ['status'],
-    properties: { status: { type: 'string', enum: ['up', 'down'] } },
-    additionalProperties: true,
-  },
-};
-
-const HEALTHY = {
-  description: 'Healthy.',
-  schema: {
-    type: 'object',
-    required: ['status', 'info', 'error', 'details'],
-    properties: {
-      status: { type: 'string', enum: ['ok'] },
-      info: CHECK_REPORT,
-      error: CHECK_REPORT,
-      details: CHECK_REPORT,
-    },
-    example: {
-      status: 'ok',
-      info: { database: { status: 'up' }, migrations: { status: 'up' } },
-      error: {},
-      details: { database: { status: 'up' }, migrations: { status: 'up' } },
-    },
-  },
-};
-
-// Probes live outside /v1 and need no key: each operation overrides the document's servers and security.
-const PROBE = {
-  servers: [{ url: '/', description: 'This instance (probes are outside /v1)' }],
-  security: [],
-};
-
-/** Probes for orchestrators and load balancers. Public: no API key. */
-@ApiTags('health')
+/**
+ * Probes for orchestrators and load balancers: public, outside /v1, and operational, so not in
+ * the API's OpenAPI document (docs/operations.md describes them).
+ */
+@ApiExcludeController()
 @Public()
 @Controller(HEALTH_PATH)
 export class HealthController {
@@ -59,37 +25,12 @@ export class HealthController {
     private readonly migrations: MigrationsHealthIndicator,
   ) {}
 
-  @ApiOperation({
-    ...PROBE,
-    operationId: 'liveness',
-    summary: 'Liveness: the process is up and answering',
-    description: 'Checks nothing else: restart the instance only when this fails.',
-  })
-  @ApiOkResponse(HEALTHY)
   @HealthCheck({ noCache: false, swaggerDocumentation: false })
   @Get('live')
   live(): Promise<HealthCheckResult> {
     return this.health.check([]);
   }
 
-  @ApiOperation({
-    ...PROBE,
-    operationId: 'readiness',
-    summary: 'Readiness: the database answers and every migration is applied',
-    description: 'Send traffic to the instance only while this is 200.',
-  })
-  @ApiOkResponse(HEALTHY)
-  @ApiServiceUnavailableResponse({
-    description: 'Not ready: the message names the failing checks.',
-    type: ErrorDto,
-    headers: {
-      'Retry-After': {
-        description: 'Seconds until the probe is worth asking again (delay-seconds, RFC 9110).',
-        required: true,
-        schema: { type: 'string', pattern: '^[0-9]+$', example: '2' },
-      },
-    },
-  })
   @HealthCheck({ noCache: false, swaggerDocumentation: false })
   @Get('ready')
   async ready(): Promise<HealthCheckResult> {

@@ -108,17 +108,13 @@ export class ContractValidator {
   check(res: Response): string {
     const request = (res as unknown as { req: { method: string; path: string } }).req;
     const path = request.path.split('?')[0];
-    // An operation's own `servers` (the health probes: `/`) override the document's base path.
-    const base = (op: CoveredOperation) =>
-      (op.operation.servers?.[0]?.url ?? this.basePath).replace(/\/$/, '');
-    const found = this.operations.find((op) => {
-      const prefix = base(op);
-      return (
+    const prefix = this.basePath.replace(/\/$/, '');
+    const found = this.operations.find(
+      (op) =>
         op.method === request.method &&
         path.startsWith(`${prefix}/`) &&
-        op.matches.test(path.slice(prefix.length))
-      );
-    });
+        op.matches.test(path.slice(prefix.length)),
+    );
     if (!found) {
       throw new Error(
         `${request.method} ${path} is not a documented operation under ${this.prefixes.join(', ')}`,
