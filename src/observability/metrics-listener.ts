@@ -40,6 +40,7 @@ export class MetricsListener implements OnModuleInit, OnApplicationBootstrap, Be
     countQueryErrors(dataSource, this.metrics);
     if (dataSource.options.type === 'postgres') {
       const pool = (dataSource.driver as unknown as { master: PgPool }).master;
+      // pg's counts are getters on its prototype: read one by one.
       this.metrics.watchDatabase('postgresql', () => ({
         totalCount: pool.totalCount,
         idleCount: pool.idleCount,

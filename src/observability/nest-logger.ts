@@ -6,29 +6,12 @@ import { activeTraceIds } from './tracing-state';
 export class PinoNestLogger implements LoggerService {
   constructor(private readonly root: Logger) {}
 
-  log(message: unknown, ...params: unknown[]): void {
-    this.write('info', message, params);
-  }
-
-  error(message: unknown, ...params: unknown[]): void {
-    this.write('error', message, params);
-  }
-
-  warn(message: unknown, ...params: unknown[]): void {
-    this.write('warn', message, params);
-  }
-
-  debug(message: unknown, ...params: unknown[]): void {
-    this.write('debug', message, params);
-  }
-
-  verbose(message: unknown, ...params: unknown[]): void {
-    this.write('trace', message, params);
-  }
-
-  fatal(message: unknown, ...params: unknown[]): void {
-    this.write('fatal', message, params);
-  }
+  log = (message: unknown, ...params: unknown[]): void => this.write('info', message, params);
+  error = (message: unknown, ...params: unknown[]): void => this.write('error', message, params);
+  warn = (message: unknown, ...params: unknown[]): void => this.write('warn', message, params);
+  debug = (message: unknown, ...params: unknown[]): void => this.write('debug', message, params);
+  verbose = (message: unknown, ...params: unknown[]): void => this.write('trace', message, params);
+  fatal = (message: unknown, ...params: unknown[]): void => this.write('fatal', message, params);
 
   private write(level: Level, message: unknown, params: unknown[]): void {
     if (!this.root.isLevelEnabled(level)) return;
