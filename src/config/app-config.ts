@@ -27,10 +27,7 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 /** Express's `trust proxy`: off, on, a number of hops, or the trusted addresses. */
 export type TrustProxy = boolean | number | string[];
 
-/**
- * The service's whole configuration, read once from the environment at start (each variable is
- * described in docs/configuration.md). Only this folder reads `process.env`.
- */
+/** Read once from the environment at start (docs/configuration.md); only this folder reads `process.env`. */
 export type AppConfig = Readonly<ReturnType<typeof appConfigFrom>>;
 
 export class ConfigError extends Error {
@@ -48,8 +45,7 @@ const HOST_NAME = /^[A-Za-z0-9.:\-[\]]+$/;
 const HOST_RULE = 'must be a host name or IP address';
 
 /**
- * Every environment variable, with its rule and default (docs/configuration.md and .env.example
- * list the same; a test holds them together). Empty counts as unset. A problem quotes the value,
+ * Every variable with its rule and default; empty counts as unset. A problem quotes the value,
  * except for secrets: API_KEYS, DB_PASSWORD, and the URLs that may hold a password.
  */
 export class EnvironmentVariables {
@@ -214,7 +210,6 @@ function appConfigFrom(variables: EnvironmentVariables) {
     trustProxy: variables.TRUST_PROXY,
     shutdownTimeoutMs: variables.SHUTDOWN_TIMEOUT_MS,
     swaggerEnabled: variables.SWAGGER_ENABLED,
-    /** null: no metrics are kept at all. */
     metricsPort: variables.METRICS_PORT ?? null,
     metricsHost: variables.METRICS_HOST,
   };

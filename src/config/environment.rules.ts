@@ -71,7 +71,6 @@ export function Matching(pattern: RegExp, rule: string): PropertyDecorator {
   return Matches(pattern, { message: quoting(rule) });
 }
 
-/** A comma-separated list, entries trimmed, empty entries dropped; the entries are checked apart. */
 export function CommaSeparated(): PropertyDecorator {
   return Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? list(value) : value));
 }

@@ -55,7 +55,6 @@ export function dataSourceOptions(config: AppConfig, schemas: readonly ModuleSch
   };
 }
 
-/** On PostgreSQL one instance at a time, under the advisory lock. */
 async function migrate(dataSource: DataSource, config: AppConfig): Promise<void> {
   if (dataSource.options.type !== 'postgres') {
     await dataSource.runMigrations({ transaction: 'each' });

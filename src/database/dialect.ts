@@ -18,10 +18,7 @@ export function idColumn(queryRunner: QueryRunner): TableColumnOptions {
   };
 }
 
-/**
- * The entity side of `idColumn`, declared `int8`: TypeORM would hand generated `bigint` keys back
- * as strings. `AppDataSource` makes it `integer` on SQLite, as the migrations create it.
- */
+/** The entity side of `idColumn`: `int8`, as TypeORM hands generated `bigint` keys back as strings. */
 export function IdColumn(): PropertyDecorator {
   return PrimaryGeneratedColumn('increment', { type: 'int8' });
 }

@@ -10,11 +10,9 @@ export const MAX_GROUP_SIZE = 256;
 export const MAX_GROUPS_IN_FLIGHT = 2;
 
 /**
- * Group commit: writes that arrive while commits run go together in the next one, so N concurrent
- * writes cost one commit (one fsync) instead of N. A caller's promise settles when its group has
- * committed. `commit` must be atomic and return one result per item, in order; if it fails, the
- * whole group fails, and is not retried item by item: a failure reported after the data was
- * written would store it twice.
+ * Writes that arrive while commits run go together in the next one: N concurrent writes cost one
+ * commit instead of N. `commit` must be atomic and return one result per item; a failed group is
+ * not retried item by item, since a failure reported after a write would then store it twice.
  */
 export class GroupCommit<T, R> {
   private queue: Pending<T, R>[] = [];

@@ -2,7 +2,6 @@ import { MigrationInterface } from 'typeorm';
 
 /** The tables one feature module owns: its entities, and the migrations in `src/<module>/migrations/`. */
 export interface ModuleSchema {
-  /** The module's folder under `src/`. */
   readonly module: string;
   readonly entities: readonly (new () => object)[];
   /** TypeORM runs them in the order of the timestamps in their names. */

@@ -40,7 +40,6 @@ function codeOf(error: object): string | undefined {
   return typeof code === 'string' ? code : undefined;
 }
 
-/** The error, then what it wraps (TypeORM's QueryFailedError keeps the driver's). */
 function* layers(error: unknown): Generator<object> {
   let current = error;
   for (let depth = 0; depth < 4 && current !== null && typeof current === 'object'; depth++) {
@@ -83,7 +82,7 @@ export function isBrokenConnection(error: unknown): boolean {
   return false;
 }
 
-/** Runs an idempotent read; if its connection broke, once more (the pool gives a fresh one). */
+/** An idempotent read, once more if its connection broke (the pool gives a fresh one). */
 export async function readWithRetry<T>(read: () => Promise<T>): Promise<T> {
   try {
     return await read();

@@ -9,7 +9,6 @@ import { shutdownTracing } from './tracing-state';
 
 export const METRICS_PATH = '/metrics';
 
-/** The pg Pool that TypeORM's PostgreSQL driver keeps as `master`. */
 interface PgPool {
   totalCount: number;
   idleCount: number;

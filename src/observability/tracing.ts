@@ -1,9 +1,6 @@
 import { existsSync } from 'node:fs';
 
-/**
- * Must run before the modules it instruments load: `main.ts` imports it first (or `node --require`).
- * It reads process.env because it runs before the configuration; with tracing off, no OpenTelemetry loads.
- */
+/** Runs before the modules it instruments load, and before the configuration: it reads process.env. */
 export function tracingRequested(env: Record<string, string | undefined>): boolean {
   if (/^true$/i.test(env.OTEL_SDK_DISABLED?.trim() ?? '')) return false;
   const exporters = (env.OTEL_TRACES_EXPORTER ?? '')

@@ -13,6 +13,14 @@ interface ErrorResponse {
   headers?: ResponseHeaders;
 }
 
+const retryAfter = (example: string): ResponseHeaders => ({
+  'Retry-After': {
+    description: 'Seconds until the client may retry (delay-seconds, RFC 9110).',
+    required: true,
+    schema: { type: 'string', pattern: '^[0-9]+$', example },
+  },
+});
+
 /** The error responses an operation can document (405 belongs to none: the description explains it). */
 const ERROR_RESPONSES = {
   400: {
@@ -56,13 +64,7 @@ const ERROR_RESPONSES = {
     description:
       'Over the rate limit of the API key (`rate_limited`); `Retry-After` says how many seconds to wait.',
     code: 'rate_limited',
-    headers: {
-      'Retry-After': {
-        description: 'Seconds until the client may retry (delay-seconds, RFC 9110).',
-        required: true,
-        schema: { type: 'string', pattern: '^[0-9]+$', example: '42' },
-      },
-    },
+    headers: retryAfter('42'),
   },
   500: {
     description: 'An unexpected error (`internal_error`); the message reveals no internals.',
@@ -74,13 +76,7 @@ const ERROR_RESPONSES = {
       'Retry after `Retry-After` seconds. A create may or may not have happened: retry it with the same ' +
       '`Idempotency-Key` to be sure it happens exactly once.',
     code: 'service_unavailable',
-    headers: {
-      'Retry-After': {
-        description: 'Seconds until the client may retry (delay-seconds, RFC 9110).',
-        required: true,
-        schema: { type: 'string', pattern: '^[0-9]+$', example: '2' },
-      },
-    },
+    headers: retryAfter('2'),
   },
 } as const satisfies Record<number, ErrorResponse>;
 
