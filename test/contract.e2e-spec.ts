@@ -8,7 +8,7 @@ import { hashApiKey } from '../src/auth/api-keys.service';
 import { requestDigest } from '../src/idempotency/idempotent-requests';
 import { IdempotencyService } from '../src/idempotency/idempotency.service';
 import { PetsService } from '../src/pets/pets.service';
-import { AUTH, startApp, TEST_KEY, useApp, withApp } from './support/app';
+import { AUTH, startApp, TEST_KEY, useApp } from './support/app';
 import { committedDocument, ContractValidator, isUnder } from './support/openapi';
 
 /**
