@@ -1,6 +1,6 @@
 import { NestApplicationOptions, StreamableFile } from '@nestjs/common';
 import { ExpressAdapter } from '@nestjs/platform-express';
-import type { Express } from 'express';
+import express, { type Express } from 'express';
 import * as http from 'node:http';
 import { responseJson } from '../common/response-of';
 
@@ -56,6 +56,15 @@ export function sendJson(res: http.ServerResponse, status: number, body: object)
 
 /** Departs for speed (docs/architecture.md): Express-prototyped requests, and objects sent by `sendJson`. */
 export class ExpressServerAdapter extends ExpressAdapter {
+  constructor() {
+    // Set before the first `use()`, when Express makes its router: `/v1/pets/` and `/V1/PETS` are
+    // not `/v1/pets`, so a proxy's path rules cannot be bypassed.
+    const app = express();
+    app.enable('strict routing');
+    app.enable('case sensitive routing');
+    super(app);
+  }
+
   override initHttpServer(options: NestApplicationOptions): void {
     if (options?.httpsOptions || options?.forceCloseConnections) {
       super.initHttpServer(options);

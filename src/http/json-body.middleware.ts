@@ -3,8 +3,6 @@ import { json, NextFunction, Request, RequestHandler, Response } from 'express';
 import { ApiException } from '../common/errors/api-exception';
 import { codeForStatus, ErrorCode } from '../common/errors/error-codes';
 
-const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json$/;
-
 const PARSER_ERRORS: Record<string, [ErrorCode, string?]> = {
   'entity.parse.failed': ['invalid_json'],
   'entity.utf8.invalid': ['invalid_json', 'The request body is not valid UTF-8.'],
@@ -54,7 +52,8 @@ export function jsonBody(limitBytes: number): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
     if (!hasBody(req)) return next();
     const mediaType = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
-    if (!JSON_MEDIA_TYPE.test(mediaType)) return next(new ApiException('unsupported_media_type'));
+    // Only application/json: `+json` types (merge-patch, problem) carry other semantics.
+    if (mediaType !== 'application/json') return next(new ApiException('unsupported_media_type'));
     if (Number(req.headers['content-length']) > limitBytes) {
       // Answer and close now rather than read a body that will be refused anyway.
       res.setHeader('Connection', 'close');

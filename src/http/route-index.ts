@@ -19,7 +19,8 @@ interface IndexedRoute {
   methods: string[];
 }
 
-/** Read from Express lazily, once its routes exist: a known path asked with another method gets 405. */
+/** Read from Express lazily, once its routes exist: a known path asked with another method gets 405.
+ * Matched as strictly as the router matches them (case-sensitive, no trailing slash). */
 export class RouteIndex {
   private routes: IndexedRoute[] | undefined;
 
@@ -47,7 +48,7 @@ export class RouteIndex {
           layer.route && typeof layer.route.path === 'string' && !isMiddlewareRoute(layer.route.methods),
       )
       .map((layer) => ({
-        matches: match(layer.route!.path as string, { decode: false }),
+        matches: match(layer.route!.path as string, { decode: false, sensitive: true, trailing: false }),
         methods: Object.keys(layer.route!.methods)
           .filter((method) => method !== '_all')
           .map((method) => method.toUpperCase()),
