@@ -1,5 +1,5 @@
 import type { OpenAPIObject } from '@nestjs/swagger';
-import { nameOperations } from './setup-app';
+import { nameOperations } from './openapi-document';
 
 function documentWith(operations: Record<string, Record<string, { operationId: string }>>): OpenAPIObject {
   return { openapi: '3.0.0', info: { title: 't', version: '1' }, paths: operations };

@@ -1,11 +1,9 @@
-import { INestApplication, LoggerService, LogLevel, RequestMethod } from '@nestjs/common';
+import { LoggerService, LogLevel, RequestMethod } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
-import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { SwaggerModule } from '@nestjs/swagger';
 import type { DestinationStream, Logger as PinoLogger } from 'pino';
-import { apiDescription } from './api-description';
 import { AppModule } from './app.module';
-import { resourceTags } from './common/openapi/api-resource.decorator';
 import { API_PREFIX } from './common/resource-location';
 import { AppConfig } from './config/app-config';
 import { HEALTH_PATH } from './health/health.controller';
@@ -18,68 +16,12 @@ import { requestLog } from './http/request-log';
 import { RouteIndex } from './http/route-index';
 import { securityHeaders } from './http/security-headers';
 import { createRootLogger } from './observability/logger';
+import { buildOpenApiDocument } from './openapi-document';
 import { Metrics } from './observability/metrics';
 import { PinoNestLogger } from './observability/nest-logger';
 import { ROOT_LOGGER } from './observability/observability.module';
 
 export const DOCS_PATH = 'docs';
-
-/** Paths without `/v1`; the first server is relative, so "Try it out" reaches this instance. */
-export function buildOpenApiDocument(app: INestApplication, config: AppConfig): OpenAPIObject {
-  const builder = new DocumentBuilder()
-    .setTitle('Pet Store API')
-    .setVersion('1.0.0')
-    .setDescription(apiDescription(config))
-    .addServer(`/${API_PREFIX}`, 'This instance')
-    .addServer(config.productionBaseUrl, 'Production')
-    .addServer(config.stagingBaseUrl, 'Staging')
-    .addBearerAuth(
-      {
-        type: 'http',
-        scheme: 'bearer',
-        bearerFormat: 'API key',
-        description: 'An API key: `Authorization: Bearer <API key>`.',
-      },
-      'bearer',
-    )
-    .addSecurityRequirements('bearer');
-  for (const tag of resourceTags(app)) builder.addTag(tag.name, tag.description);
-  const document = SwaggerModule.createDocument(app, builder.build(), {
-    ignoreGlobalPrefix: true,
-    operationIdFactory: (controllerKey, methodKey) => `${controllerKey}${OPERATION_ID_SEPARATOR}${methodKey}`,
-  });
-  nameOperations(document);
-  return document;
-}
-
-const OPERATION_ID_SEPARATOR = '#';
-
-/** Names operations after their handlers; a name two controllers share gets theirs (`ordersList`). */
-export function nameOperations(document: OpenAPIObject): void {
-  // Operations named with @ApiOperation({ operationId }) keep their name.
-  const operations = Object.values(document.paths).flatMap((path) =>
-    Object.values(path).filter(
-      (operation): operation is { operationId: string } =>
-        typeof operation === 'object' &&
-        operation !== null &&
-        typeof (operation as { operationId?: unknown }).operationId === 'string' &&
-        (operation as { operationId: string }).operationId.includes(OPERATION_ID_SEPARATOR),
-    ),
-  );
-  const handlers = new Map<string, number>();
-  for (const operation of operations) {
-    const handler = operation.operationId.split(OPERATION_ID_SEPARATOR)[1];
-    handlers.set(handler, (handlers.get(handler) ?? 0) + 1);
-  }
-  for (const operation of operations) {
-    const [controller, handler] = operation.operationId.split(OPERATION_ID_SEPARATOR);
-    const resource = controller.replace(/Controller$/, '');
-    operation.operationId =
-      handlers.get(handler) === 1
-        ? handler
-        : `${resource.charAt(0).toLowerCase()}${resource.slice(1)}${handler.charAt(0).toUpperCase()}${handler.slice(1)}`;
-  }
-}
 
 export const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'Idempotency-Key', REQUEST_ID_HEADER];
 export const CORS_EXPOSED_HEADERS = [

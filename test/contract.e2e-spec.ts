@@ -100,6 +100,23 @@ describe('Every live response matches the committed OpenAPI document (e2e)', () 
     });
   });
 
+  describe('default: what the HTTP layer refuses before any operation runs', () => {
+    it.each([
+      ['listPets', '/v1/pets'],
+      ['getPet', '/v1/pets/1'],
+    ])('%s: 415 for a body that is not JSON, even on a GET', async (operationId, path) => {
+      const res = await request(api.http).get(path).set(AUTH).set('Content-Type', 'text/plain').send('x');
+      expectContract(res, `${operationId} default`);
+      expect(res.body.code).toBe('unsupported_media_type');
+    });
+
+    it('createPet: 431 for headers over the limit', async () => {
+      const res = await createPet({ name: 'Rex', categoryId: 1 }).set('X-Padding', 'x'.repeat(20_000));
+      expectContract(res, 'createPet default');
+      expect(res.body.code).toBe('headers_too_large');
+    });
+  });
+
   describe('createPet with Idempotency-Key', () => {
     it('201 replayed, 409 while the first is in flight, 422 with another body', async () => {
       const body = { name: 'Retry me', categoryId: 4 };

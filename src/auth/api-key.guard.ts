@@ -60,12 +60,7 @@ export class ApiKeyGuard implements CanActivate {
     await this.budget?.failed(addressOf(request));
     if (header === undefined || !BEARER_SCHEME.test(header)) {
       this.metrics.authFailure('missing');
-      throw new ApiException(
-        'unauthorized',
-        'An API key is required: send Authorization: Bearer <key>.',
-        undefined,
-        { 'WWW-Authenticate': BEARER_CHALLENGE },
-      );
+      throw new ApiException('unauthorized', undefined, undefined, { 'WWW-Authenticate': BEARER_CHALLENGE });
     }
     this.metrics.authFailure(verdict === 'revoked' ? 'revoked' : 'invalid');
     throw new ApiException('unauthorized', 'The API key is not valid.', undefined, {

@@ -14,7 +14,8 @@ export function locationHeaderDocs(collection: string, noun: string) {
       required: true,
       schema: {
         type: 'string',
-        pattern: `^/${API_PREFIX}/${collection}/[1-9][0-9]*$`,
+        maxLength: API_PREFIX.length + collection.length + 19,
+        pattern: `^/${API_PREFIX}/${collection}/[1-9][0-9]{0,15}$`,
         example: resourceLocation(collection, 1),
       },
     },

@@ -3,7 +3,7 @@ import { ApiCreatedResponse, ApiHeader, ApiOkResponse } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { ApiErrors } from '../common/openapi/api-errors.decorator';
 import { ApiResource } from '../common/openapi/api-resource.decorator';
-import { nextLinkHeaderDocs, setNextLink } from '../common/pagination/next-link';
+import { ApiPageResponse, setNextLink } from '../common/pagination/next-link';
 import { locationHeaderDocs } from '../common/resource-location';
 import { responseOf } from '../common/response-of';
 import { ApiIdParam, IdPipe } from '../common/validation/id.pipe';
@@ -37,10 +37,11 @@ export class PetsController {
    * animals are being added.
    */
   @Get()
-  @ApiOkResponse({
-    type: [PetDto],
+  @ApiPageResponse(PetDto, {
+    collection: COLLECTION,
+    noun: 'animals',
     description: 'Success: the page of animals (Pets).',
-    headers: nextLinkHeaderDocs(COLLECTION, 'animals', ['status']),
+    filters: ['status'],
   })
   @ApiErrors([400, 401, 429, 500, 503])
   async listPets(

@@ -45,6 +45,14 @@ export function isUnder(template: string, prefixes: readonly string[]): boolean 
   return prefixes.some((prefix) => template === prefix || template.startsWith(`${prefix}/`));
 }
 
+/** The codes an operation's `default` response names in its examples: what the HTTP layer refuses. */
+function defaultCodes(operation: OperationObject): string[] {
+  const media = (operation.responses.default as ResponseObject | undefined)?.content?.['application/json'];
+  return Object.values(media?.examples ?? {}).map(
+    (example) => (example as { value: { code: string } }).value.code,
+  );
+}
+
 interface CoveredOperation extends DocumentedOperation {
   matches: RegExp;
 }
@@ -121,8 +129,17 @@ export class ContractValidator {
       );
     }
 
-    const name = `${found.operation.operationId} ${res.status}`;
-    const response = found.operation.responses[String(res.status)] as ResponseObject | undefined;
+    const status = String(res.status) in found.operation.responses ? String(res.status) : 'default';
+    if (
+      status === 'default' &&
+      !defaultCodes(found.operation).includes((res.body as { code?: string }).code!)
+    ) {
+      throw new Error(
+        `${found.operation.operationId}: status ${res.status} is not documented (body: ${res.text})`,
+      );
+    }
+    const name = `${found.operation.operationId} ${status}`;
+    const response = found.operation.responses[status] as ResponseObject | undefined;
     if (!response) {
       throw new Error(`${name}: status ${res.status} is not documented (body: ${res.text})`);
     }

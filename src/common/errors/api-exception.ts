@@ -1,5 +1,11 @@
 import { HttpException } from '@nestjs/common';
-import { ERROR_CODES, ErrorCode } from './error-codes';
+import {
+  ERROR_CODES,
+  ErrorCode,
+  MAX_ERROR_DETAILS,
+  MAX_FIELD_LENGTH,
+  MAX_MESSAGE_LENGTH,
+} from './error-codes';
 
 export interface ErrorDetail {
   field: string;
@@ -20,8 +26,12 @@ export class ApiException extends HttpException {
 
 /** 400 `validation_failed`, its message naming every broken rule and `details` each field. */
 export function validationFailed(details: ErrorDetail[]): ApiException {
-  const message = `Validation failed: ${details.map((detail) => detail.message).join('; ')}.`;
-  return new ApiException('validation_failed', message, details);
+  const bounded = details.slice(0, MAX_ERROR_DETAILS).map((detail) => ({
+    field: detail.field.slice(0, MAX_FIELD_LENGTH),
+    message: detail.message.slice(0, MAX_MESSAGE_LENGTH),
+  }));
+  const message = `Validation failed: ${bounded.map((detail) => detail.message).join('; ')}.`;
+  return new ApiException('validation_failed', message.slice(0, MAX_MESSAGE_LENGTH), bounded);
 }
 
 /** What an error the exception filter does not know means to a client, or undefined (a 500). */

@@ -22,7 +22,7 @@ export const ERROR_CODES = {
   },
   unauthorized: {
     status: 401,
-    message: 'A valid API key is required: send Authorization: Bearer <key>.',
+    message: 'An API key is required: send Authorization: Bearer <key>.',
     when: 'missing or invalid API key',
   },
   forbidden: {
@@ -97,6 +97,11 @@ export const ERROR_CODES = {
 } as const satisfies Record<string, { status: number; message: string; when: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** Bounds of an error body, which the OpenAPI document states. */
+export const MAX_MESSAGE_LENGTH = 4096;
+export const MAX_FIELD_LENGTH = 64;
+export const MAX_ERROR_DETAILS = 100;
 
 /** The code used for a bare HTTP status raised by the framework or the HTTP layer. */
 export function codeForStatus(status: number): ErrorCode {

@@ -1,5 +1,5 @@
 import { applyDecorators } from '@nestjs/common';
-import { ApiResponse, HeaderObject } from '@nestjs/swagger';
+import { ApiDefaultResponse, ApiResponse, HeaderObject } from '@nestjs/swagger';
 import { BEARER_CHALLENGE, INVALID_TOKEN_CHALLENGE } from '../errors/bearer-challenge';
 import { ERROR_CODES, ErrorCode } from '../errors/error-codes';
 import { ErrorDto } from '../errors/error.dto';
@@ -10,6 +10,8 @@ interface ErrorResponse {
   description: string;
   /** The code of the example shown with the response. */
   code: ErrorCode;
+  /** Real messages of the code, one example each, where it has more than its default. */
+  messages?: readonly string[];
   headers?: ResponseHeaders;
 }
 
@@ -17,7 +19,7 @@ const retryAfter = (example: string): ResponseHeaders => ({
   'Retry-After': {
     description: 'Seconds until the client may retry (delay-seconds, RFC 9110).',
     required: true,
-    schema: { type: 'string', pattern: '^[0-9]+$', example },
+    schema: { type: 'string', pattern: '^[0-9]+$', maxLength: 10, example },
   },
 });
 
@@ -34,6 +36,7 @@ const ERROR_RESPONSES = {
       'Missing or invalid API key (`unauthorized`). `WWW-Authenticate` names the scheme and realm, ' +
       'with `error="invalid_token"` when a key was sent but is not valid.',
     code: 'unauthorized',
+    messages: [ERROR_CODES.unauthorized.message, 'The API key is not valid.'],
     headers: {
       'WWW-Authenticate': {
         description: 'The bearer challenge (RFC 6750).',
@@ -51,6 +54,7 @@ const ERROR_RESPONSES = {
   413: {
     description: 'The request body is larger than the limit (`payload_too_large`).',
     code: 'payload_too_large',
+    messages: ['The request body is larger than the limit of 16384 bytes.'],
   },
   415: {
     description: 'The request body is not sent as `application/json` in UTF-8 (`unsupported_media_type`).',
@@ -64,6 +68,10 @@ const ERROR_RESPONSES = {
     description:
       'Over the rate limit of the API key (`rate_limited`); `Retry-After` says how many seconds to wait.',
     code: 'rate_limited',
+    messages: [
+      'Too many requests: at most 600 per 60 seconds per API key. Retry after 42 seconds.',
+      'Too many requests without a valid API key from this address. Retry after 42 seconds.',
+    ],
     headers: retryAfter('42'),
   },
   500: {
@@ -87,7 +95,31 @@ export interface ApiErrorsOptions {
   headers?: ResponseHeaders;
 }
 
-/** Documents an operation's error responses, each with the `Error` body, an example and its headers. */
+/** The codes the HTTP layer may answer before any operation runs, which `default` documents. */
+const PROTOCOL_CODES: readonly ErrorCode[] = [
+  'bad_request',
+  'request_timeout',
+  'payload_too_large',
+  'unsupported_media_type',
+  'expectation_failed',
+  'headers_too_large',
+];
+
+function examplesOf(code: ErrorCode, messages: readonly string[] = [ERROR_CODES[code].message]) {
+  const status = ERROR_CODES[code].status;
+  return messages.map((message) => ({ code, message, status }));
+}
+
+function withExamples(bodies: ReadonlyArray<{ code: ErrorCode; message: string; status: number }>) {
+  if (bodies.length === 1) return { example: bodies[0] };
+  return {
+    examples: Object.fromEntries(
+      bodies.map((body, index) => [index === 0 ? body.code : `${body.code}_${index + 1}`, { value: body }]),
+    ),
+  };
+}
+
+/** Documents an operation's error responses, each with the `Error` body, examples and its headers. */
 export function ApiErrors(
   statuses: readonly DocumentedErrorStatus[],
   options: ApiErrorsOptions = {},
@@ -100,9 +132,17 @@ export function ApiErrors(
         status,
         description: response.description,
         type: ErrorDto,
-        example: { code: response.code, message: ERROR_CODES[response.code].message, status },
+        ...withExamples(examplesOf(response.code, response.messages)),
         ...(Object.keys(headers).length > 0 ? { headers } : {}),
       });
+    }),
+    ApiDefaultResponse({
+      description:
+        "Refused by the HTTP layer before the operation runs (so without the operation's own headers): " +
+        PROTOCOL_CODES.map((code) => `${ERROR_CODES[code].status} \`${code}\``).join(', ') +
+        '. A body, on any operation, must be JSON in UTF-8 within the size limit.',
+      type: ErrorDto,
+      ...withExamples(PROTOCOL_CODES.flatMap((code) => examplesOf(code))),
     }),
   );
 }

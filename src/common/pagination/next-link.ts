@@ -1,3 +1,5 @@
+import { applyDecorators } from '@nestjs/common';
+import { ApiOkResponse } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { API_PREFIX } from '../resource-location';
 
@@ -17,16 +19,29 @@ export function setNextLink(
   res.setHeader('Link', `</${API_PREFIX}/${collection}?${params.toString()}>; rel="next"`);
 }
 
-/** The OpenAPI description of that `Link` header; `filters` are the query parameters it keeps. */
-export function nextLinkHeaderDocs(collection: string, noun: string, filters: readonly string[] = []) {
-  const kept = ['limit', ...filters].map((name) => `\`${name}\``).join(' and ');
-  return {
-    Link: {
-      description:
-        `RFC 8288: \`<...>; rel="next"\` when more ${noun} match, to the next page (same ${kept}, ` +
-        'and an opaque `cursor`). Absent on the last page.',
-      required: false,
-      schema: { type: 'string', pattern: `^</${API_PREFIX}/${collection}\\?[^>]*cursor=[^>]+>; rel="next"$` },
-    },
-  };
+/** A list operation's 200: the page of `type` (at most `limit`: the document says so), and the `Link` to the next. */
+export function ApiPageResponse(
+  type: new (...args: never[]) => object,
+  options: { collection: string; noun: string; description: string; filters?: readonly string[] },
+): MethodDecorator {
+  const kept = ['limit', ...(options.filters ?? [])].map((name) => `\`${name}\``).join(' and ');
+  return applyDecorators(
+    ApiOkResponse({
+      description: options.description,
+      type: [type],
+      headers: {
+        Link: {
+          description:
+            `RFC 8288: \`<...>; rel="next"\` when more ${options.noun} match, to the next page (same ${kept}, ` +
+            'and an opaque `cursor`). Absent on the last page.',
+          required: false,
+          schema: {
+            type: 'string',
+            maxLength: 512,
+            pattern: `^</${API_PREFIX}/${options.collection}\\?[^>]*cursor=[^>]+>; rel="next"$`,
+          },
+        },
+      },
+    }),
+  );
 }

@@ -20,6 +20,7 @@ export function PageLimit(): PropertyDecorator {
   return applyDecorators(
     ApiProperty({
       type: 'integer',
+      format: 'int32',
       minimum: 1,
       maximum: MAX_PAGE_SIZE,
       default: DEFAULT_PAGE_SIZE,

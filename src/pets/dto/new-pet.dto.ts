@@ -14,7 +14,6 @@ export class NewPetDto {
    * characters. Stored and returned exactly as sent.
    * @example "Rex"
    */
-  @ApiProperty({ minLength: 1, maxLength: NAME_MAX_LENGTH })
   @IsCleanText(1, NAME_MAX_LENGTH)
   name!: string;
 

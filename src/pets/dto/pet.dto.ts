@@ -1,6 +1,8 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { MAX_EXACT_INTEGER } from '../../common/validation/int64';
+import { cleanTextSchema } from '../../common/validation/text.validators';
 import { PetEntity } from '../pet.entity';
+import { NAME_MAX_LENGTH } from './new-pet.dto';
 import { PetStatus } from '../pet-status';
 
 /** An animal: a NewPet plus the identifier the service assigned. */
@@ -17,7 +19,7 @@ export class PetDto {
    * The animal's name, exactly as it was sent.
    * @example "Rex"
    */
-  @ApiProperty({ minLength: 1, maxLength: 255 })
+  @ApiProperty(cleanTextSchema(1, NAME_MAX_LENGTH))
   name!: string;
 
   /**

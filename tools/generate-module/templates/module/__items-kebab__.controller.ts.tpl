@@ -5,7 +5,7 @@ import { locationHeaderDocs } from '../common/resource-location';
 import { responseOf } from '../common/response-of';
 import { ApiErrors } from '../common/openapi/api-errors.decorator';
 import { ApiResource } from '../common/openapi/api-resource.decorator';
-import { nextLinkHeaderDocs, setNextLink } from '../common/pagination/next-link';
+import { ApiPageResponse, setNextLink } from '../common/pagination/next-link';
 import { ApiIdParam, IdPipe } from '../common/validation/id.pipe';
 import { IDEMPOTENCY_KEY_HEADER_DOCS, IdempotentRequests } from '../idempotency/idempotent-requests';
 import { __Item__Entity } from './__item-kebab__.entity';
@@ -34,10 +34,10 @@ export class __Items__Controller {
    * follow, `Link: <...>; rel="next"` points to the next page.
    */
   @Get()
-  @ApiOkResponse({
-    type: [__Item__Dto],
+  @ApiPageResponse(__Item__Dto, {
+    collection: COLLECTION,
+    noun: '__nouns__',
     description: 'Success: the page of __nouns__.',
-    headers: nextLinkHeaderDocs(COLLECTION, '__nouns__'),
   })
   @ApiErrors([400, 401, 429, 500, 503])
   async list__Items__(

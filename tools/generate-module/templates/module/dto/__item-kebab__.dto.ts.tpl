@@ -1,5 +1,6 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { MAX_EXACT_INTEGER } from '../../common/validation/int64';
+import { cleanTextSchema } from '../../common/validation/text.validators';
 import { __Item__Entity } from '../__item-kebab__.entity';
 import { DESCRIPTION_MAX_LENGTH, NAME_MAX_LENGTH } from './new-__item-kebab__.dto';
 
@@ -17,11 +18,11 @@ export class __Item__Dto {
    * The __noun__'s name, exactly as it was sent.
    * @example "First"
    */
-  @ApiProperty({ minLength: 1, maxLength: NAME_MAX_LENGTH })
+  @ApiProperty(cleanTextSchema(1, NAME_MAX_LENGTH))
   name!: string;
 
   /** Absent when the __noun__ has none (never `null`). */
-  @ApiProperty({ required: false, minLength: 1, maxLength: DESCRIPTION_MAX_LENGTH })
+  @ApiProperty({ required: false, ...cleanTextSchema(1, DESCRIPTION_MAX_LENGTH) })
   description?: string;
 
   /** The one place an entity becomes a response body. */

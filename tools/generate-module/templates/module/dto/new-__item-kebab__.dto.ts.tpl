@@ -17,12 +17,11 @@ export class New__Item__Dto {
    * characters. Stored and returned exactly as sent.
    * @example "First"
    */
-  @ApiProperty({ minLength: 1, maxLength: NAME_MAX_LENGTH })
   @IsCleanText(1, NAME_MAX_LENGTH)
   name!: string;
 
   /** What the __noun__ is about: up to 1000 characters; leave it out for none (`null` is refused). */
-  @ApiProperty({ required: false, minLength: 1, maxLength: DESCRIPTION_MAX_LENGTH })
+  @ApiProperty({ required: false })
   @ValidateIf((_, value) => value !== undefined)
   @IsCleanText(1, DESCRIPTION_MAX_LENGTH)
   description?: string;

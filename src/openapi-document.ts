@@ -1,0 +1,134 @@
+import { INestApplication } from '@nestjs/common';
+import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import type {
+  OperationObject,
+  ParameterObject,
+  SchemaObject,
+  ReferenceObject,
+  RequestBodyObject,
+  ResponseObject,
+} from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
+import { apiDescription } from './api-description';
+import { resourceTags } from './common/openapi/api-resource.decorator';
+import { API_PREFIX } from './common/resource-location';
+import { AppConfig } from './config/app-config';
+import { REQUEST_ID_HEADER_DOCS } from './http/request-id';
+import { IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER_DOCS } from './idempotency/idempotent-requests';
+import { RATE_LIMIT_HEADER_DOCS } from './rate-limit/rate-limit.guard';
+
+const OPERATION_ID_SEPARATOR = '#';
+const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options', 'head', 'trace'] as const;
+
+/** Paths without `/v1`; the first server is relative, so "Try it out" reaches this instance. */
+export function buildOpenApiDocument(app: INestApplication, config: AppConfig): OpenAPIObject {
+  const builder = new DocumentBuilder()
+    .setTitle('Pet Store API')
+    .setVersion('1.0.0')
+    .setDescription(apiDescription(config))
+    .setLicense('MIT', 'https://opensource.org/license/mit')
+    .addServer(`/${API_PREFIX}`, 'This instance (local to this document: the server that serves it)')
+    .addServer(config.productionBaseUrl, 'Production')
+    .addServer(config.stagingBaseUrl, 'Staging')
+    .addBearerAuth(
+      {
+        type: 'http',
+        scheme: 'bearer',
+        bearerFormat: 'API key',
+        description: 'An API key: `Authorization: Bearer <API key>`.',
+      },
+      'bearer',
+    )
+    .addSecurityRequirements('bearer');
+  for (const tag of resourceTags(app)) builder.addTag(tag.name, tag.description);
+  const base = builder.build();
+  base.info.contact = { name: 'Pet Store API team', url: new URL(config.productionBaseUrl).origin };
+  const document = SwaggerModule.createDocument(app, base, {
+    ignoreGlobalPrefix: true,
+    operationIdFactory: (controllerKey, methodKey) => `${controllerKey}${OPERATION_ID_SEPARATOR}${methodKey}`,
+  });
+  nameOperations(document);
+  declareHttpLayer(document, config);
+  return document;
+}
+
+function operationsOf(document: OpenAPIObject): OperationObject[] {
+  return Object.values(document.paths).flatMap((path) =>
+    METHODS.map((method) => path[method]).filter((operation) => operation !== undefined),
+  );
+}
+
+/** Names operations after their handlers; a name two controllers share gets theirs (`ordersList`). */
+export function nameOperations(document: OpenAPIObject): void {
+  // Operations named with @ApiOperation({ operationId }) keep their name.
+  const operations = operationsOf(document).filter(
+    (operation): operation is OperationObject & { operationId: string } =>
+      Boolean(operation.operationId?.includes(OPERATION_ID_SEPARATOR)),
+  );
+  const handlers = new Map<string, number>();
+  for (const operation of operations) {
+    const handler = operation.operationId.split(OPERATION_ID_SEPARATOR)[1];
+    handlers.set(handler, (handlers.get(handler) ?? 0) + 1);
+  }
+  for (const operation of operations) {
+    const [controller, handler] = operation.operationId.split(OPERATION_ID_SEPARATOR);
+    const resource = controller.replace(/Controller$/, '');
+    operation.operationId =
+      handlers.get(handler) === 1
+        ? handler
+        : `${resource.charAt(0).toLowerCase()}${resource.slice(1)}${handler.charAt(0).toUpperCase()}${handler.slice(1)}`;
+  }
+}
+
+const CORS_HEADER_DOCS = {
+  'Access-Control-Allow-Origin': {
+    description: "The request's `Origin`, when it is one of the deployment's `CORS_ORIGINS`.",
+    required: false,
+    schema: { type: 'string', format: 'uri', maxLength: 2048 },
+  },
+};
+
+/**
+ * What the HTTP layer does for every operation, which no controller declares: the headers of every
+ * answer, the rate-limit headers of authenticated ones, a page of no more than its `limit`, and
+ * request bodies of declared properties only, in JSON within the size limit.
+ */
+function declareHttpLayer(document: OpenAPIObject, config: AppConfig): void {
+  const secured = (operation: OperationObject) =>
+    (operation.security ?? document.security ?? []).some((scheme) => Object.keys(scheme).length > 0);
+  for (const operation of operationsOf(document)) {
+    for (const [status, response] of Object.entries(operation.responses)) {
+      const authenticated = secured(operation) && status !== '401' && status !== 'default';
+      (response as ResponseObject).headers = {
+        ...(response as ResponseObject).headers,
+        ...(authenticated ? RATE_LIMIT_HEADER_DOCS : {}),
+        ...REQUEST_ID_HEADER_DOCS,
+        ...CORS_HEADER_DOCS,
+      };
+    }
+    const limit = operation.parameters?.find(
+      (parameter): parameter is ParameterObject =>
+        'in' in parameter && parameter.in === 'query' && parameter.name === 'limit',
+    );
+    const page = (operation.responses['200'] as ResponseObject | undefined)?.content?.['application/json']
+      ?.schema;
+    const maximum = (limit?.schema as SchemaObject | undefined)?.maximum;
+    if (page && 'type' in page && page.type === 'array' && maximum !== undefined) page.maxItems = maximum;
+    const idempotent = operation.parameters?.some(
+      (parameter) =>
+        'in' in parameter && parameter.in === 'header' && parameter.name === IDEMPOTENCY_KEY_HEADER,
+    );
+    const created = operation.responses['201'] as ResponseObject | undefined;
+    if (idempotent && created) created.headers = { ...created.headers, ...REPLAYED_HEADER_DOCS };
+    const body = operation.requestBody as RequestBodyObject | undefined;
+    if (!body) continue;
+    body.description =
+      `JSON in UTF-8 (a \`charset\` parameter, if any, is \`utf-8\`), at most ${config.bodyLimitBytes} bytes ` +
+      'after any `Content-Encoding` (gzip, deflate or br) is undone; only the properties of its schema.';
+    for (const media of Object.values(body.content)) {
+      const ref = (media.schema as ReferenceObject | undefined)?.$ref;
+      const schema = ref ? document.components?.schemas?.[ref.split('/').pop()!] : media.schema;
+      if (schema && !('$ref' in schema)) schema.additionalProperties = false;
+    }
+  }
+  for (const server of document.servers ?? []) Object.assign(server, { 'x-internal': false });
+}
