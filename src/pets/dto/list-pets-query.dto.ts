@@ -16,7 +16,8 @@ export class ListPetsQueryDto {
 
   /**
    * Where the page starts: the opaque value of the `cursor` parameter in the previous page's
-   * `Link: <...>; rel="next"` header. Leave it out for the first page.
+   * `Link: <...>; rel="next"` header. Leave it out for the first page. A value the service did
+   * not give out, or gave out for another filter, is 400 (a rule no schema can state).
    */
   @PageCursorParam()
   cursor?: string;
