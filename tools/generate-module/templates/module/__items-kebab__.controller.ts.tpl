@@ -77,7 +77,11 @@ export class __Items__Controller {
     );
   }
 
-  /** Get __a_noun__ by id */
+  /**
+   * Get __a_noun__ by id
+   *
+   * @remarks The __noun__ with this `id`, as it was created; 404 when there is none.
+   */
   @Get(':__item__Id')
   @ApiIdParam('__item__Id', '__noun__')
   @ApiOkResponse({ type: __Item__Dto, description: 'The __noun__ exists.' })

@@ -85,6 +85,15 @@ describe('__Items__ API (e2e)', () => {
     expectError(await create({ name: 'x'.repeat(20_000) }), 'create__Item__ 413', 'payload_too_large');
   });
 
+  it('answers what the HTTP layer refuses before an operation runs (its default response)', async () => {
+    const textBody = (path: string) =>
+      request(http).get(path).set(AUTH).set('Content-Type', 'text/plain').send('x');
+    expectError(await textBody('/v1/__items-kebab__'), 'list__Items__ default', 'unsupported_media_type');
+    expectError(await textBody('/v1/__items-kebab__/1'), 'get__Item__ default', 'unsupported_media_type');
+    const huge = await create({ name: 'Padded' }, { 'X-Padding': 'x'.repeat(20_000) });
+    expectError(huge, 'create__Item__ default', 'headers_too_large');
+  });
+
   it('answers 400 for an id that is not a number and 404 for one no __noun__ has', async () => {
     expectError(await get('abc'), 'get__Item__ 400', 'validation_failed');
     expectError(await get(0), 'get__Item__ 404', 'not_found');
