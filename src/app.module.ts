@@ -8,6 +8,7 @@ import { AppConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
 import { FEATURES, SCHEMAS } from './features';
 import { AllExceptionsFilter } from './http/all-exceptions.filter';
+import { LifecycleModule } from './http/lifecycle';
 import { createRootLogger } from './observability/logger';
 import { ObservabilityModule } from './observability/observability.module';
 import { RateLimitGuard } from './rate-limit/rate-limit.guard';
@@ -29,6 +30,7 @@ export class AppModule {
       module: AppModule,
       imports: [
         AppConfigModule.forRoot(config),
+        LifecycleModule,
         ObservabilityModule.forRoot(config, logger),
         DatabaseModule.forRoot(config, SCHEMAS),
         RateLimitModule.forRoot(config),

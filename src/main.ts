@@ -13,7 +13,7 @@ async function main(): Promise<void> {
   const config = configFromEnvironment('petstore');
   // Nest's logger stays off until the app listens: a failure to start is the one line below.
   const app = await createApp(config, { logger: false });
-  enableGracefulShutdown(app, config.shutdownTimeoutMs);
+  enableGracefulShutdown(app, { drainMs: config.shutdownDrainMs, timeoutMs: config.shutdownTimeoutMs });
   await app.listen(config.port, config.host);
   app.useLogger(app.get(PinoNestLogger));
   reportStart(app, config);

@@ -1,8 +1,10 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { join, resolve } from 'node:path';
 import { loadAll, YAML11_SCHEMA } from 'js-yaml';
 import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
 import * as ts from 'typescript';
+import { loadConfig } from '../src/config/app-config';
 
 /**
  * The deployment artefacts, checked without a cluster or an engine: every Kubernetes manifest
@@ -15,6 +17,8 @@ import * as ts from 'typescript';
 
 const root = resolve(__dirname, '..');
 const read = (path: string) => readFileSync(join(root, path), 'utf8');
+/** The service keeps Node's default: an idle keep-alive connection is closed after this. */
+const NODE_KEEP_ALIVE_TIMEOUT_MS = createServer().keepAliveTimeout;
 
 /** A parsed YAML document: any shape until the schema check has passed. */
 type Parsed = ReturnType<typeof JSON.parse>;
@@ -149,11 +153,12 @@ describe('Kubernetes manifests (deploy/kubernetes)', () => {
       expect(container().startupProbe.httpGet).toEqual({ path: '/health/live', port: 'http' });
     });
 
-    it('gives the shutdown more time than the preStop pause plus SHUTDOWN_TIMEOUT_MS', () => {
+    it('gives the shutdown more time than the preStop pause, the drain and SHUTDOWN_TIMEOUT_MS', () => {
       const [sleep, seconds] = container().lifecycle.preStop.exec.command as string[];
       expect(sleep).toBe('sleep');
       expect(Number(seconds)).toBeGreaterThan(0);
-      const shutdownSeconds = Number(env('SHUTDOWN_TIMEOUT_MS').value) / 1000;
+      const shutdownSeconds =
+        (Number(env('SHUTDOWN_DRAIN_MS').value) + Number(env('SHUTDOWN_TIMEOUT_MS').value)) / 1000;
       expect(shutdownSeconds).toBeGreaterThan(0);
       expect(pod().terminationGracePeriodSeconds).toBeGreaterThan(Number(seconds) + shutdownSeconds);
     });
@@ -241,5 +246,17 @@ describe('compose.yaml', () => {
     expect(replicas).toEqual(upstreams);
     // Loopback addresses are the same place for every service only on the host's network.
     for (const service of Object.values(services)) expect(service.network_mode).toBe('host');
+  });
+
+  it("nginx drops pooled connections before the service would, and Docker waits out the service's drain and shutdown", () => {
+    const config = loadConfig({});
+    const upstreamKeepAlive = Number(/^\s*keepalive_timeout (\d+)s;/m.exec(read('deploy/nginx.conf'))?.[1]);
+    expect(upstreamKeepAlive * 1000).toBeLessThan(
+      Math.min(NODE_KEEP_ALIVE_TIMEOUT_MS, config.shutdownDrainMs),
+    );
+    for (const name of ['api-1', 'api-2']) {
+      const grace = Number(/^(\d+)s$/.exec(String(services[name].stop_grace_period))?.[1]);
+      expect(grace * 1000).toBeGreaterThan(config.shutdownDrainMs + config.shutdownTimeoutMs);
+    }
   });
 });

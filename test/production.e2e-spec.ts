@@ -42,6 +42,18 @@ function slowCreate(url: string, name: string): { finish: () => void; reply: Pro
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** A GET on a connection of its own (fetch may reuse a pooled one): rejects if none can be made. */
+function onNewConnection(url: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { agent: false }, (res) => {
+      res.resume();
+      resolve(res.statusCode!);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
 /** The JSON log lines a service printed (its banner and other plain lines left out). */
 function jsonLines(output: string): Array<Record<string, unknown>> {
   return output
@@ -77,7 +89,7 @@ describe('Graceful shutdown (e2e, real process)', () => {
     service.child.kill('SIGTERM');
     await sleep(300);
 
-    await expect(fetch(`${service.url}/health/live`)).rejects.toThrow(); // no new connections
+    await expect(onNewConnection(`${service.url}/health/live`)).rejects.toThrow(/ECONNREFUSED/); // no new connections
     expect(service.child.exitCode).toBeNull(); // still draining
 
     inFlight.forEach((pending) => pending.finish());
@@ -90,7 +102,7 @@ describe('Graceful shutdown (e2e, real process)', () => {
     expect(code).toBe(0);
     const messages = jsonLines(output).map((line) => line.msg);
     expect(messages).toContain(
-      'SIGTERM received: no new connections; waiting for 25 request(s) in flight (at most 10000 ms)',
+      'SIGTERM received: no new connections; 25 request(s) in flight; idle connections closed within 5000 ms, then at most 10000 ms for the rest',
     );
     expect(messages).toContain('Shut down: connections and database closed');
     // SQLite checkpoints and removes the write-ahead log when its last connection closes.
@@ -103,26 +115,72 @@ describe('Graceful shutdown (e2e, real process)', () => {
     expect(list.body).toEqual(created.sort((a, b) => a.id - b.id));
   });
 
-  it('SIGINT shuts down the same way; an idle keep-alive connection does not hold it up', async () => {
-    service = await spawnService({ ...env(), NODE_ENV: 'development' });
-    expect((await fetch(`${service.url}/health/live`)).status).toBe(200);
+  it('SIGINT drains the same way: an idle keep-alive connection stays open, readiness answers 503 on it with Connection: close, then it exits 0', async () => {
+    service = await spawnService({ ...env(), NODE_ENV: 'development', SHUTDOWN_DRAIN_MS: '4000' });
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const get = (path: string) =>
+      new Promise<Reply>((resolve, reject) => {
+        const req = httpRequest(`${service!.url}${path}`, { agent }, (res) => {
+          let text = '';
+          res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+          res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: text }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    expect((await get('/health/ready')).status).toBe(200);
+    const exited = exitOf(service);
     const started = Date.now();
-    const { code, output } = await (async () => {
-      const exited = exitOf(service);
-      service.child.kill('SIGINT');
-      return exited;
-    })();
+    service.child.kill('SIGINT');
+    await sleep(500);
+
+    // The proxy's pooled connection was not closed under it: a request written onto it is answered.
+    const draining = await get('/health/ready');
+    expect(draining.status).toBe(503);
+    expect(draining.headers.connection).toBe('close');
+    expect(JSON.parse(draining.body)).toMatchObject({
+      code: 'service_unavailable',
+      message: 'Not ready: shutting down.',
+    });
+    await expect(onNewConnection(`${service.url}/health/live`)).rejects.toThrow(/ECONNREFUSED/); // no new connections
+    const { code, output } = await exited;
     service = undefined;
+    agent.destroy();
 
     expect(code).toBe(0);
-    expect(Date.now() - started).toBeLessThan(3000);
+    // Once its last connection closed it did not wait out the drain period.
+    expect(Date.now() - started).toBeLessThan(3500);
     // Not production: the logs are readable lines, not JSON.
-    expect(output).toMatch(/INFO.*GET \/health\/live 200 \d+ms/);
+    expect(output).toMatch(/INFO.*GET \/health\/ready 200 \d+ms/);
     expect(output).toContain('SIGINT received: no new connections');
   });
 
+  it('an idle connection nobody uses is closed when the drain period ends', async () => {
+    service = await spawnService({ ...env(), SHUTDOWN_DRAIN_MS: '1500' });
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const closed = new Promise<number>((resolve, reject) => {
+      const req = httpRequest(`${service!.url}/health/live`, { agent }, (res) => {
+        res.resume();
+        res.on('end', () => req.socket?.once('close', () => resolve(Date.now())));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    await sleep(300);
+    const signalled = Date.now();
+    const exited = exitOf(service);
+    service.child.kill('SIGTERM');
+    const closedAt = await closed;
+    const { code } = await exited;
+    service = undefined;
+    agent.destroy();
+    expect(code).toBe(0);
+    expect(closedAt - signalled).toBeGreaterThanOrEqual(1400);
+    expect(closedAt - signalled).toBeLessThan(3000);
+  });
+
   it('cuts off requests still running after SHUTDOWN_TIMEOUT_MS and exits 1', async () => {
-    service = await spawnService({ ...env(), SHUTDOWN_TIMEOUT_MS: '300' });
+    service = await spawnService({ ...env(), SHUTDOWN_TIMEOUT_MS: '300', SHUTDOWN_DRAIN_MS: '0' });
     const stuck = slowCreate(service.url, 'Never finished');
     await sleep(500);
     const started = Date.now();
@@ -139,7 +197,7 @@ describe('Graceful shutdown (e2e, real process)', () => {
       expect.objectContaining({
         level: 'warn',
         context: 'Shutdown',
-        msg: '1 request(s) still running after 300 ms: closing their connections',
+        msg: '1 request(s) still running at the deadline: closing their connections',
       }),
     );
   });

@@ -147,6 +147,9 @@ export class EnvironmentVariables {
   @Integer(0, 600000)
   SHUTDOWN_TIMEOUT_MS = 10000;
 
+  @Integer(0, 600000)
+  SHUTDOWN_DRAIN_MS = 5000;
+
   @Flag()
   SWAGGER_ENABLED = true;
 
@@ -209,6 +212,7 @@ function appConfigFrom(variables: EnvironmentVariables) {
     corsOrigins: variables.CORS_ORIGINS.map((origin) => new URL(origin).origin) as readonly string[],
     trustProxy: variables.TRUST_PROXY,
     shutdownTimeoutMs: variables.SHUTDOWN_TIMEOUT_MS,
+    shutdownDrainMs: variables.SHUTDOWN_DRAIN_MS,
     swaggerEnabled: variables.SWAGGER_ENABLED,
     metricsPort: variables.METRICS_PORT ?? null,
     metricsHost: variables.METRICS_HOST,

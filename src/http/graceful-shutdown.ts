@@ -1,17 +1,31 @@
 import type { Server, ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
+import { Server as NetServer, type Socket } from 'node:net';
 import { INestApplication, Logger } from '@nestjs/common';
+import { Lifecycle } from './lifecycle';
 
 const SIGNALS: NodeJS.Signals[] = ['SIGTERM', 'SIGINT'];
+const DRAIN_POLL_MS = 100;
 
 /** `_httpMessage`: Node's internal slot for the response the connection is writing. */
 type HttpSocket = Socket & { _httpMessage?: ServerResponse | null };
 
-/** Not Nest's `enableShutdownHooks`: it re-raises the signal, so the process would exit 143, not 0. */
-export function enableGracefulShutdown(app: INestApplication, timeoutMs: number): void {
+export interface ShutdownTimes {
+  /** How long idle keep-alive connections stay open after the signal: longer than a proxy keeps them. */
+  drainMs: number;
+  /** How long requests in flight may still take after that. */
+  timeoutMs: number;
+}
+
+/**
+ * On SIGTERM or SIGINT: readiness 503 at once; no new connections; every answer from now on
+ * `Connection: close`; idle keep-alive connections closed only once the drain period is over (or
+ * none is left), so a proxy never writes a request onto a connection being closed; then the app
+ * closes, within the timeout, and the process exits 0. Not Nest's `enableShutdownHooks`: it
+ * re-raises the signal, so the process would exit 143.
+ */
+export function enableGracefulShutdown(app: INestApplication, times: ShutdownTimes): void {
   const logger = new Logger('Shutdown');
   const server = app.getHttpServer() as Server;
-  // Connections, not requests: nothing runs per request. A pipelined request queued behind one is dropped.
   const connections = new Set<HttpSocket>();
   let draining = false;
 
@@ -20,13 +34,24 @@ export function enableGracefulShutdown(app: INestApplication, timeoutMs: number)
     socket.once('close', () => connections.delete(socket));
   });
 
-  const inFlight = (): ServerResponse[] => {
-    const responses: ServerResponse[] = [];
-    for (const socket of connections) {
+  const inFlight = (): ServerResponse[] =>
+    [...connections].flatMap((socket) => {
       const res = socket._httpMessage;
-      if (res && !res.writableEnded) responses.push(res);
-    }
-    return responses;
+      return res && !res.writableEnded ? [res] : [];
+    });
+
+  const close = (cutOff: () => boolean): void => {
+    server.closeIdleConnections();
+    app.close().then(
+      () => {
+        logger.log('Shut down: connections and database closed');
+        process.exit(cutOff() ? 1 : 0);
+      },
+      (error: unknown) => {
+        logger.error(`Shutdown failed: ${error instanceof Error ? error.message : String(error)}`);
+        process.exit(1);
+      },
+    );
   };
 
   const shutDown = (signal: NodeJS.Signals): void => {
@@ -35,32 +60,28 @@ export function enableGracefulShutdown(app: INestApplication, timeoutMs: number)
       process.exit(1);
     }
     draining = true;
-    // Otherwise keep-alive connections would hold the server open until they time out.
+    app.get(Lifecycle).draining = true;
     server.prependListener('request', (_req, res: ServerResponse) => res.setHeader('Connection', 'close'));
     const running = inFlight();
     for (const res of running) if (!res.headersSent) res.setHeader('Connection', 'close');
+    // Only the listener: http.Server#close would also drop idle keep-alive connections at once.
+    NetServer.prototype.close.call(server);
     logger.log(
-      `${signal} received: no new connections; waiting for ${running.length} request(s) in flight (at most ${timeoutMs} ms)`,
+      `${signal} received: no new connections; ${running.length} request(s) in flight; idle connections ` +
+        `closed within ${times.drainMs} ms, then at most ${times.timeoutMs} ms for the rest`,
     );
     let cutOff = false;
-    const timer = setTimeout(() => {
+    setTimeout(() => {
       cutOff = true;
-      logger.warn(
-        `${inFlight().length} request(s) still running after ${timeoutMs} ms: closing their connections`,
-      );
+      logger.warn(`${inFlight().length} request(s) still running at the deadline: closing their connections`);
       server.closeAllConnections();
-    }, timeoutMs);
-    app.close().then(
-      () => {
-        clearTimeout(timer);
-        logger.log('Shut down: connections and database closed');
-        process.exit(cutOff ? 1 : 0);
-      },
-      (error: unknown) => {
-        logger.error(`Shutdown failed: ${error instanceof Error ? error.message : String(error)}`);
-        process.exit(1);
-      },
-    );
+    }, times.drainMs + times.timeoutMs);
+    const started = Date.now();
+    const drained = setInterval(() => {
+      if (connections.size > 0 && Date.now() - started < times.drainMs) return;
+      clearInterval(drained);
+      close(() => cutOff);
+    }, DRAIN_POLL_MS);
   };
   for (const signal of SIGNALS) process.on(signal, shutDown);
 }
