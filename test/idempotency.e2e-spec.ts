@@ -1,4 +1,12 @@
 import request from 'supertest';
+import { hashApiKey } from '../src/auth/api-keys.service';
+import {
+  ClaimedKey,
+  IdempotencyService,
+  IN_FLIGHT_LEASE_MS,
+  LEASE_RENEWAL_MS,
+} from '../src/idempotency/idempotency.service';
+import { requestDigest } from '../src/idempotency/idempotent-requests';
 import { AUTH, TEST_KEY, useApp } from './support/app';
 
 const OTHER_KEY = 'other-key-0123456789abcdef';
@@ -78,11 +86,51 @@ describe('Idempotent creates with Idempotency-Key (e2e)', () => {
         message: 'A request with this Idempotency-Key is still being processed.',
         status: 409,
       });
+      expect(Number(conflict.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      expect(Number(conflict.headers['retry-after'])).toBeLessThanOrEqual(IN_FLIGHT_LEASE_MS / 1000);
     }
     expect(await countNamed('Stampede')).toBe(1);
     const retry = await create({ name: 'Stampede', categoryId: 9 }, key);
     expect(retry.status).toBe(201);
     expect(retry.body.id).toBe(created[0].body.id);
+  });
+
+  it('a claim whose request stopped renewing it (its instance died) is free again once its lease ends', async () => {
+    const key = uniqueKey();
+    const body = { name: 'Orphaned', categoryId: 4 };
+    // What a killed instance leaves: a claim in flight that nobody renews.
+    const service = api.app.get(IdempotencyService);
+    const orphan = (await service.claim(hashApiKey(TEST_KEY), key, requestDigest(body))) as {
+      claimed: ClaimedKey;
+    };
+    const held = await create(body, key);
+    expect(held.status).toBe(409);
+    const wait = Number(held.headers['retry-after']);
+    expect(wait).toBeGreaterThanOrEqual(1);
+    expect(wait).toBeLessThanOrEqual(IN_FLIGHT_LEASE_MS / 1000);
+    await new Promise((resolve) => setTimeout(resolve, wait * 1000 + 100));
+    const retried = await create(body, key);
+    expect(retried.status).toBe(201);
+    expect(await countNamed('Orphaned')).toBe(1);
+    expect((await create(body, key)).body).toEqual(retried.body);
+    // Had the first request been alive after all, its answer could no longer be stored: its
+    // transaction fails and rolls back, so the key never has two animals.
+    const late = service.complete(orphan.claimed, { statusCode: 201, body: {}, location: null });
+    await expect(late).rejects.toMatchObject({ code: 'idempotency_conflict' });
+  });
+
+  it('a request that runs longer than the lease keeps its key: it renews it', async () => {
+    const service = api.app.get(IdempotencyService);
+    const owner = hashApiKey(TEST_KEY);
+    const key = uniqueKey();
+    const { claimed } = (await service.claim(owner, key, requestDigest({ x: 1 }))) as { claimed: ClaimedKey };
+    for (let i = 0; i < 4; i++) {
+      await new Promise((resolve) => setTimeout(resolve, LEASE_RENEWAL_MS));
+      expect(await service.renew(claimed)).toBe(true);
+    }
+    // Past the first lease, renewed: still held.
+    const second = await service.claim(owner, key, requestDigest({ x: 1 })).catch((error: unknown) => error);
+    expect(second).toMatchObject({ code: 'idempotency_conflict' });
   });
 
   it('a request that fails validation releases its key for a corrected retry', async () => {

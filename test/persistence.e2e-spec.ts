@@ -159,6 +159,81 @@ describe('Persistence on a real SQLite file (e2e)', () => {
   );
 });
 
+describe('Idempotent creates through a crash (e2e, real process)', () => {
+  let dir: ReturnType<typeof tempDir>;
+
+  beforeEach(() => {
+    dir = tempDir();
+  });
+
+  afterEach(() => {
+    dir.cleanup();
+  });
+
+  it('SIGKILL with keyed creates in flight: after a restart every key is stored exactly once, each retry done within 5 s', async () => {
+    const databasePath = join(dir.path, 'petstore.sqlite');
+    const env = { DATABASE_PATH: databasePath, API_KEYS: TEST_KEY };
+    const service = await spawnService(env);
+    const create = (url: string, name: string) =>
+      fetch(`${url}/v1/pets`, {
+        method: 'POST',
+        headers: { ...AUTH, 'Content-Type': 'application/json', 'Idempotency-Key': name.replace(/ /g, '-') },
+        body: JSON.stringify({ name, categoryId: 5 }),
+      });
+    const sent: string[] = [];
+    let acknowledged = 0;
+    let killed = false;
+    const writer = async (w: number) => {
+      for (let i = 0; !killed; i++) {
+        const name = `Keyed ${w}-${i}`;
+        sent.push(name);
+        try {
+          const res = await create(service.url, name);
+          if (res.status !== 201) throw new Error(`create answered ${res.status}`);
+          acknowledged++;
+        } catch (error) {
+          if (killed) return;
+          throw error;
+        }
+      }
+    };
+    const writers = Array.from({ length: 8 }, (_, w) => writer(w));
+    const failed = Promise.all(writers);
+    while (acknowledged < 100)
+      await Promise.race([failed, new Promise((resolve) => setTimeout(resolve, 10))]);
+    const exited = once(service.child, 'exit');
+    killed = true;
+    service.child.kill('SIGKILL');
+    await Promise.all(writers);
+    await exited;
+
+    const restarted = await spawnService(env);
+    const back = Date.now();
+    try {
+      // Every key again, as a client retries (after Retry-After on a 409).
+      const retried = await Promise.all(
+        sent.map(async (name) => {
+          for (;;) {
+            const res = await create(restarted.url, name);
+            if (res.status !== 409) return { name, status: res.status, at: Date.now() - back };
+            expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+            await new Promise((resolve) =>
+              setTimeout(resolve, Number(res.headers.get('retry-after')) * 1000),
+            );
+          }
+        }),
+      );
+      expect(retried.filter((result) => result.status !== 201)).toEqual([]);
+      expect(Math.max(...retried.map((result) => result.at))).toBeLessThan(5000);
+    } finally {
+      await stopService(restarted);
+    }
+    const rows = await sqliteRows(databasePath, 'SELECT name, count(*) AS n FROM pets GROUP BY name');
+    expect(rows.filter((row) => row.n !== 1)).toEqual([]);
+    expect(rows.map((row) => row.name).sort()).toEqual([...sent].sort());
+  }, 60_000);
+});
+
 describe('First run without API_KEYS (e2e, real process)', () => {
   let dir: ReturnType<typeof tempDir>;
 

@@ -5,6 +5,7 @@ import { DataSource, DataSourceOptions } from 'typeorm';
 import { AppConfig } from '../config/app-config';
 import { AppDataSource } from './dialect';
 import { entitiesOf, migrationsOf, ModuleSchema } from './module-schema';
+import { installSqliteGate } from './sqlite-gate';
 
 /** Any number, the same on every instance: the advisory lock held while migrating. */
 const MIGRATION_LOCK_ID = 7_348_214_901;
@@ -71,13 +72,14 @@ async function migrate(dataSource: DataSource, config: AppConfig): Promise<void>
   }
 }
 
-/** Connects, migrates and sets SQLite's durability (its driver holds one connection: one PRAGMA does). */
+/** Connects, migrates and sets SQLite's durability and gate (its driver holds one connection: one PRAGMA does). */
 export async function openDatabase(config: AppConfig, options: DataSourceOptions): Promise<DataSource> {
   const dataSource = await new AppDataSource(options).initialize();
   try {
     await migrate(dataSource, config);
     if (dataSource.options.type === 'sqlite') {
       await dataSource.query(`PRAGMA synchronous = ${config.sqliteSynchronous}`);
+      installSqliteGate(dataSource);
     }
   } catch (error) {
     await dataSource.destroy();

@@ -14,6 +14,7 @@ import { Page } from '../common/pagination/page';
 import { Metrics } from '../observability/metrics';
 import { GroupCommit } from './group-commit';
 import { readWithRetry } from './outage';
+import { sqliteGateOf } from './sqlite-gate';
 
 export type Row = ObjectLiteral & { id: number };
 
@@ -113,25 +114,30 @@ export class ResourceStore<E extends Row> {
   }
 
   /**
-   * One INSERT per group. SQLite has one writer, so ids become visible in order; PostgreSQL hands
-   * them out before commit, so inserts take the table's advisory lock on every instance. SQLite
-   * has no transaction of its own (TypeORM shares one connection), so `inTransaction` runs only
-   * on PostgreSQL; a failed SQLite statement has not committed.
+   * One INSERT per group, and with it, in one transaction, the work that must commit with its rows.
+   * SQLite has one writer, so ids become visible in order; its transaction holds the connection's
+   * gate (sqlite-gate.ts), and a group with no such work is one statement, atomic without one.
+   * PostgreSQL hands ids out before commit, so inserts take the table's advisory lock on every
+   * instance.
    */
   private async insert(pending: PendingRow<E>[]): Promise<E[]> {
     const rows = pending.map((create) => create.row);
     const { manager, target } = this.repository;
     const created = (result: { identifiers: ObjectLiteral[] }) =>
       rows.map((row, index) => ({ id: Number(result.identifiers[index].id), ...row }) as unknown as E);
-    if (manager.connection.options.type !== 'postgres')
+    const postgres = manager.connection.options.type === 'postgres';
+    if (!postgres && pending.every((create) => create.inTransaction === undefined))
       return created(await manager.insert(target, rows as never));
-    return manager.transaction(async (transaction) => {
-      await transaction.query('SELECT pg_advisory_xact_lock(hashtext($1))', [this.table]);
-      const entities = created(await transaction.insert(target, rows as never));
-      for (const [index, create] of pending.entries())
-        await create.inTransaction?.(transaction, entities[index]);
-      return entities;
-    });
+    const transaction = () =>
+      manager.transaction(async (transaction) => {
+        if (postgres) await transaction.query('SELECT pg_advisory_xact_lock(hashtext($1))', [this.table]);
+        const entities = created(await transaction.insert(target, rows as never));
+        for (const [index, create] of pending.entries())
+          await create.inTransaction?.(transaction, entities[index]);
+        return entities;
+      });
+    const gate = sqliteGateOf(manager.connection);
+    return gate ? gate.exclusive(transaction) : transaction();
   }
 }
 

@@ -7,8 +7,12 @@ import { IdempotencyRecordEntity } from './idempotency-record.entity';
 
 /** The IETF draft suggests at least a day. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
-/** An in-flight record older than this was left by a request that died (a crashed process). */
-export const IN_FLIGHT_LEASE_MS = 60 * 1000;
+/**
+ * How long a key stays claimed without news from its request, which renews it every
+ * `LEASE_RENEWAL_MS` while it runs: a crashed instance's claims are free again within this.
+ */
+export const IN_FLIGHT_LEASE_MS = 3000;
+export const LEASE_RENEWAL_MS = 1000;
 const CLEANUP_INTERVAL_MS = 10 * 60 * 1000;
 const RELEASE_RETRY_MS = 250;
 
@@ -29,6 +33,13 @@ function claimId(claimed: ClaimedKey): string {
   return `${claimed.owner} ${claimed.createdAt} ${claimed.idempotencyKey}`;
 }
 
+/** 409 while another request holds the key, with when its lease ends at the latest. */
+function conflict(leaseLeftMs: number): ApiException {
+  return new ApiException('idempotency_conflict', undefined, undefined, {
+    'Retry-After': String(Math.max(1, Math.ceil(leaseLeftMs / 1000))),
+  });
+}
+
 export type Claim = { kind: 'new'; claimed: ClaimedKey } | { kind: 'replay'; response: StoredResponse };
 
 /** In the database so that every instance sees them; a unique index decides between concurrent claims. */
@@ -36,8 +47,8 @@ export type Claim = { kind: 'new'; claimed: ClaimedKey } | { kind: 'replay'; res
 export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('Idempotency');
   private cleanup: NodeJS.Timeout | undefined;
-  /** Claims not released while the database was away; a retry reaching this instance takes them over. */
-  private readonly unreleased = new Map<string, ClaimedKey>();
+  /** Claims not released while the database was away (and since when); a retry here takes them over. */
+  private readonly unreleased = new Map<string, { claimed: ClaimedKey; since: number }>();
   private releaseTimer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -91,7 +102,7 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
           responseBody: null,
           location: null,
           createdAt: now,
-          expiresAt: now + IDEMPOTENCY_TTL_MS,
+          expiresAt: now + IN_FLIGHT_LEASE_MS,
         });
         return { kind: 'new', claimed: { owner, idempotencyKey, createdAt: now } };
       } catch (insertError) {
@@ -101,10 +112,9 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
           continue; // deleted in between: try again
         }
         const abandoned = claimId({ owner, idempotencyKey, createdAt: existing.createdAt });
+        // Expired: a done key past its day, or a claim whose request stopped renewing it.
         const stale =
-          existing.expiresAt <= now ||
-          (existing.state === 'in_flight' &&
-            (now - existing.createdAt > IN_FLIGHT_LEASE_MS || this.unreleased.has(abandoned)));
+          existing.expiresAt <= now || (existing.state === 'in_flight' && this.unreleased.has(abandoned));
         if (stale) {
           // A record in flight is taken over only while it still is (not if its work committed meanwhile).
           const expired = existing.expiresAt <= now;
@@ -119,9 +129,7 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
         if (existing.requestHash !== requestHash) {
           throw new ApiException('idempotency_key_reused');
         }
-        if (existing.state === 'in_flight') {
-          throw new ApiException('idempotency_conflict');
-        }
+        if (existing.state === 'in_flight') throw conflict(existing.expiresAt - now);
         return {
           kind: 'replay',
           response: {
@@ -132,15 +140,29 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
         };
       }
     }
-    throw new ApiException('idempotency_conflict');
+    throw conflict(IN_FLIGHT_LEASE_MS);
   }
 
+  /** Keeps a claim while its request runs; false if it is no longer this request's. */
+  async renew(claimed: ClaimedKey, now = Date.now()): Promise<boolean> {
+    const result = await this.records.update(
+      { ...claimed, state: 'in_flight' },
+      { expiresAt: now + IN_FLIGHT_LEASE_MS },
+    );
+    return result.affected === 1;
+  }
+
+  /**
+   * Stores the answer, in the transaction of the work when there is one. A claim taken over
+   * meanwhile (its lease ran out) is the other request's now: this one fails, and its
+   * transaction rolls back, so one key never makes two records of work.
+   */
   async complete(
     claimed: ClaimedKey,
     response: StoredResponse,
     manager: EntityManager = this.records.manager,
   ): Promise<void> {
-    await manager.update(
+    const result = await manager.update(
       IdempotencyRecordEntity,
       { ...claimed, state: 'in_flight' },
       {
@@ -148,8 +170,10 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
         statusCode: response.statusCode,
         responseBody: JSON.stringify(response.body),
         location: response.location,
+        expiresAt: claimed.createdAt + IDEMPOTENCY_TTL_MS,
       },
     );
+    if (result.affected !== 1) throw conflict(IN_FLIGHT_LEASE_MS);
   }
 
   /** Only a record still in flight is deleted: one whose work committed stays. */
@@ -163,8 +187,8 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
   }
 
   /** For a claim whose record may exist although the claim failed. */
-  releaseLater(claimed: ClaimedKey): void {
-    this.unreleased.set(claimId(claimed), claimed);
+  releaseLater(claimed: ClaimedKey, now = Date.now()): void {
+    this.unreleased.set(claimId(claimed), { claimed, since: now });
     this.scheduleReleases();
   }
 
@@ -174,9 +198,9 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
   }
 
   private async retryReleases(now = Date.now()): Promise<void> {
-    for (const [id, claimed] of this.unreleased) {
-      if (now - claimed.createdAt > IN_FLIGHT_LEASE_MS) {
-        this.unreleased.delete(id); // the lease lets any request take it over now
+    for (const [id, { claimed, since }] of this.unreleased) {
+      if (now - since > IN_FLIGHT_LEASE_MS) {
+        this.unreleased.delete(id); // its lease has run out: any request takes it over now
         continue;
       }
       try {

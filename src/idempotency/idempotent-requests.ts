@@ -9,7 +9,7 @@ import { requestIdOf } from '../http/request-log';
 import type { WithCreated } from '../database/resource-store';
 import { Metrics } from '../observability/metrics';
 import type { EntityManager } from 'typeorm';
-import { IdempotencyService, StoredResponse } from './idempotency.service';
+import { IdempotencyService, LEASE_RENEWAL_MS, StoredResponse } from './idempotency.service';
 
 export type RecordResponse = (manager: EntityManager, response: StoredResponse) => Promise<void>;
 
@@ -113,10 +113,16 @@ export class IdempotentRequests {
       await this.idempotency.complete(claim.claimed, stored, manager);
       recorded = true;
     };
+    // A failed renewal is retried at the next tick; a claim lost meanwhile fails `complete`.
+    const renewal = setInterval(
+      () => void this.idempotency.renew(claim.claimed).catch(() => undefined),
+      LEASE_RENEWAL_MS,
+    ).unref();
     let body: T;
     try {
       body = await operation(record);
     } catch (error) {
+      clearInterval(renewal);
       // Had the operation committed after all, the key is "done" and stays: release spares it.
       await this.idempotency
         .release(claim.claimed)
@@ -129,6 +135,7 @@ export class IdempotentRequests {
         );
       throw error;
     }
+    clearInterval(renewal);
     if (recorded) return body;
     const location = response.getHeader('location');
     try {

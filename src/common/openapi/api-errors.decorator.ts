@@ -48,8 +48,10 @@ const ERROR_RESPONSES = {
   404: { description: 'The requested resource could not be found (`not_found`).', code: 'not_found' },
   409: {
     description:
-      'A request with the same `Idempotency-Key` is still being processed (`idempotency_conflict`).',
+      'A request with the same `Idempotency-Key` is still being processed (`idempotency_conflict`); ' +
+      '`Retry-After` says when its claim ends at the latest (a few seconds, also when its instance died).',
     code: 'idempotency_conflict',
+    headers: retryAfter('3'),
   },
   413: {
     description: 'The request body is larger than the limit (`payload_too_large`).',

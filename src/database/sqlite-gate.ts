@@ -1,0 +1,89 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { DataSource } from 'typeorm';
+
+type Callback = (this: unknown, ...results: unknown[]) => void;
+type Send = (...args: unknown[]) => unknown;
+interface Sqlite3Connection {
+  all: Send;
+  run: Send;
+  get: Send;
+  exec: Send;
+}
+
+const METHODS = ['all', 'run', 'get', 'exec'] as const;
+const gates = new WeakMap<DataSource, SqliteGate>();
+
+/**
+ * TypeORM's SQLite driver sends every query runner's SQL down one connection, so a transaction
+ * would take in whatever other requests send while it is open (and roll it back with its own).
+ * While a transaction holds this gate, SQL from outside it waits; its own, sent from its async
+ * context, goes through. Only transactions pass through `exclusive`: everything else runs as it
+ * did, each statement atomic on its own.
+ */
+export class SqliteGate {
+  private readonly context = new AsyncLocalStorage<symbol>();
+  private holder: symbol | undefined;
+  private sent = 0;
+  private onDrained: (() => void) | undefined;
+  private readonly held: Array<() => void> = [];
+  private turn: Promise<void> = Promise.resolve();
+
+  constructor(connection: Sqlite3Connection) {
+    for (const method of METHODS) {
+      const send = connection[method].bind(connection);
+      connection[method] = (...args: unknown[]) => {
+        if (this.holder !== undefined && this.context.getStore() !== this.holder) {
+          this.held.push(() => this.send(send, args));
+          return connection;
+        }
+        return this.send(send, args);
+      };
+    }
+  }
+
+  /** Runs `work` (a transaction) with the connection to itself; one at a time. */
+  async exclusive<T>(work: () => Promise<T>): Promise<T> {
+    const previous = this.turn;
+    let finished!: () => void;
+    this.turn = new Promise((resolve) => (finished = resolve));
+    await previous;
+    const token = Symbol('transaction');
+    this.holder = token;
+    try {
+      // SQL sent before the gate closed runs before the transaction begins.
+      if (this.sent > 0) await new Promise<void>((resolve) => (this.onDrained = resolve));
+      return await this.context.run(token, work);
+    } finally {
+      this.holder = undefined;
+      for (const resume of this.held.splice(0)) resume();
+      finished();
+    }
+  }
+
+  private send(send: Send, args: unknown[]): unknown {
+    const last = args.length - 1;
+    const callback = args[last];
+    if (typeof callback !== 'function') return send(...args);
+    this.sent++;
+    const gate = this;
+    args[last] = function (this: unknown, ...results: unknown[]) {
+      if (--gate.sent === 0 && gate.onDrained) {
+        gate.onDrained();
+        gate.onDrained = undefined;
+      }
+      return (callback as Callback).apply(this, results);
+    };
+    return send(...args);
+  }
+}
+
+/** Puts the gate on a SQLite data source's connection (once); other databases have none. */
+export function installSqliteGate(dataSource: DataSource): void {
+  if (dataSource.options.type !== 'sqlite' || gates.has(dataSource)) return;
+  const { databaseConnection } = dataSource.driver as unknown as { databaseConnection: Sqlite3Connection };
+  gates.set(dataSource, new SqliteGate(databaseConnection));
+}
+
+export function sqliteGateOf(dataSource: DataSource): SqliteGate | undefined {
+  return gates.get(dataSource);
+}
