@@ -68,6 +68,8 @@ describeWithPostgres('PostgreSQL going away under one instance (e2e)', () => {
       DATABASE_URL: `postgres://postgres@127.0.0.1:${proxy.port}/postgres`,
       DATABASE_SCHEMA: SCHEMA,
       READ_CACHE_SIZE: '0',
+      // The subject here is the 503 of an outage longer than the wait for a database.
+      DB_OUTAGE_WAIT_MS: '300',
     });
     http = app.getHttpServer();
   }, 60000);
@@ -159,6 +161,88 @@ describeWithPostgres('PostgreSQL going away under one instance (e2e)', () => {
   }, 30000);
 });
 
+describeWithPostgres('A database blink under one instance, with the default wait (e2e)', () => {
+  let cluster: PostgresCluster;
+  let app: NestExpressApplication;
+  let http: App;
+
+  beforeAll(async () => {
+    cluster = await startPostgresCluster(bin!);
+    app = await startApp({ DATABASE_URL: cluster.url, DATABASE_SCHEMA: 'blink', READ_CACHE_SIZE: '0' });
+    http = app.getHttpServer();
+  }, 60000);
+
+  afterAll(async () => {
+    await app?.close();
+    cluster?.destroy();
+  });
+
+  it('a PostgreSQL restart under load is invisible: every request waits for it and succeeds', async () => {
+    let running = true;
+    const statuses: Record<string, number> = {};
+    let created = 0;
+    const worker = async (id: number) => {
+      for (let i = 0; running; i++) {
+        const send =
+          i % 3 === 0
+            ? request(http)
+                .post('/v1/pets')
+                .set(AUTH)
+                .set('Idempotency-Key', `blink-${id}-${i}`)
+                .send({ name: `Blink ${id}-${i}`, categoryId: 2 })
+            : i % 3 === 1
+              ? request(http)
+                  .post('/v1/pets')
+                  .set(AUTH)
+                  .send({ name: `Plain ${id}-${i}`, categoryId: 2 })
+              : request(http).get('/v1/pets?limit=5').set(AUTH);
+        const res = await send;
+        statuses[res.status] = (statuses[res.status] ?? 0) + 1;
+        if (res.status === 201) created++;
+      }
+    };
+    const workers = Array.from({ length: 8 }, (_, id) => worker(id));
+    await sleep(500);
+    const stopping = Date.now();
+    await cluster.stop(); // pg_ctl -m fast: every session is terminated
+    await cluster.start();
+    const downForMs = Date.now() - stopping;
+    await sleep(1000);
+    running = false;
+    await Promise.all(workers);
+    console.log(JSON.stringify({ downForMs, statuses }));
+    expect(downForMs).toBeLessThan(2000);
+    expect(Object.keys(statuses)).toEqual(['200', '201']);
+    const stored = await rows(cluster, 'SELECT count(*)::int AS n FROM blink.pets');
+    expect(stored[0].n).toBe(created);
+  }, 60000);
+
+  it('a longer outage answers 503 after about DB_OUTAGE_WAIT_MS (2 s), not at once and not later', async () => {
+    await cluster.stop();
+    try {
+      for (const send of [
+        () => request(http).get('/v1/pets').set(AUTH),
+        () => request(http).post('/v1/pets').set(AUTH).send({ name: 'Waits', categoryId: 1 }),
+        () =>
+          request(http)
+            .post('/v1/pets')
+            .set(AUTH)
+            .set('Idempotency-Key', 'waits')
+            .send({ name: 'Waits', categoryId: 1 }),
+      ]) {
+        const started = Date.now();
+        const res = await send();
+        const took = Date.now() - started;
+        expect(res.status).toBe(503);
+        expect(took).toBeGreaterThanOrEqual(1800);
+        expect(took).toBeLessThan(3500);
+      }
+    } finally {
+      await cluster.start();
+    }
+  }, 60000);
+});
+
 interface Outcome {
   at: number;
   instance: number;
@@ -181,6 +265,9 @@ describeWithPostgres('Soak: two instances, mixed load, three PostgreSQL restarts
       LOG_LEVEL: 'warn',
       NODE_ENV: 'production',
       SHUTDOWN_TIMEOUT_MS: '3000',
+      SHUTDOWN_DRAIN_MS: '500',
+      // Outages (1.5 s) longer than the wait for a database: the 503 path is what is tested.
+      DB_OUTAGE_WAIT_MS: '500',
     };
     services.push(...(await Promise.all([spawnService(env), spawnService(env)])));
   }, 60000);

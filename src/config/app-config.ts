@@ -98,6 +98,12 @@ export class EnvironmentVariables {
   @Integer(100, 3600000)
   DB_STATEMENT_TIMEOUT_MS = 15000;
 
+  @Integer(0, 60000)
+  DB_OUTAGE_WAIT_MS = 2000;
+
+  @Integer(0, 100000)
+  DB_OUTAGE_MAX_WAITING = 200;
+
   @Flag()
   RATE_LIMIT_ENABLED = true;
 
@@ -196,6 +202,8 @@ function appConfigFrom(variables: EnvironmentVariables) {
     dbPoolSize: variables.DB_POOL_SIZE,
     dbConnectTimeoutMs: variables.DB_CONNECT_TIMEOUT_MS,
     dbStatementTimeoutMs: variables.DB_STATEMENT_TIMEOUT_MS,
+    dbOutageWaitMs: variables.DB_OUTAGE_WAIT_MS,
+    dbOutageMaxWaiting: variables.DB_OUTAGE_MAX_WAITING,
     rateLimitEnabled: variables.RATE_LIMIT_ENABLED,
     rateLimitPerMinute: variables.RATE_LIMIT_PER_MINUTE,
     authFailuresPerMinute: variables.AUTH_FAILURES_PER_MINUTE,

@@ -5,6 +5,7 @@ import { DataSource, DataSourceOptions } from 'typeorm';
 import { AppConfig } from '../config/app-config';
 import { AppDataSource } from './dialect';
 import { entitiesOf, migrationsOf, ModuleSchema } from './module-schema';
+import { installOutageWait } from './outage-wait';
 import { installSqliteGate } from './sqlite-gate';
 
 /** Any number, the same on every instance: the advisory lock held while migrating. */
@@ -77,6 +78,7 @@ export async function openDatabase(config: AppConfig, options: DataSourceOptions
   const dataSource = await new AppDataSource(options).initialize();
   try {
     await migrate(dataSource, config);
+    installOutageWait(dataSource, { waitMs: config.dbOutageWaitMs, maxWaiting: config.dbOutageMaxWaiting });
     if (dataSource.options.type === 'sqlite') {
       await dataSource.query(`PRAGMA synchronous = ${config.sqliteSynchronous}`);
       installSqliteGate(dataSource);

@@ -14,6 +14,7 @@ import { Page } from '../common/pagination/page';
 import { Metrics } from '../observability/metrics';
 import { GroupCommit } from './group-commit';
 import { readWithRetry } from './outage';
+import { beforeCommit } from './outage-wait';
 import { sqliteGateOf } from './sqlite-gate';
 
 export type Row = ObjectLiteral & { id: number };
@@ -129,13 +130,16 @@ export class ResourceStore<E extends Row> {
     if (!postgres && pending.every((create) => create.inTransaction === undefined))
       return created(await manager.insert(target, rows as never));
     const transaction = () =>
-      manager.transaction(async (transaction) => {
-        if (postgres) await transaction.query('SELECT pg_advisory_xact_lock(hashtext($1))', [this.table]);
-        const entities = created(await transaction.insert(target, rows as never));
-        for (const [index, create] of pending.entries())
-          await create.inTransaction?.(transaction, entities[index]);
-        return entities;
-      });
+      beforeCommit(manager.connection, (reachedCommit) =>
+        manager.transaction(async (transaction) => {
+          if (postgres) await transaction.query('SELECT pg_advisory_xact_lock(hashtext($1))', [this.table]);
+          const entities = created(await transaction.insert(target, rows as never));
+          for (const [index, create] of pending.entries())
+            await create.inTransaction?.(transaction, entities[index]);
+          reachedCommit();
+          return entities;
+        }),
+      );
     const gate = sqliteGateOf(manager.connection);
     return gate ? gate.exclusive(transaction) : transaction();
   }

@@ -3,6 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, LessThanOrEqual, Repository } from 'typeorm';
 import { ApiException } from '../common/errors/api-exception';
 import { databaseOutageCause } from '../database/outage';
+import { beforeCommit } from '../database/outage-wait';
 import { IdempotencyRecordEntity } from './idempotency-record.entity';
 
 /** The IETF draft suggests at least a day. */
@@ -74,15 +75,18 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
     }
   }
 
-  async claim(owner: string, idempotencyKey: string, requestHash: string, now = Date.now()): Promise<Claim> {
-    try {
-      return await this.claimKey(owner, idempotencyKey, requestHash, now);
-    } catch (error) {
-      // The INSERT may have committed although its answer was lost: that record must not block a retry.
-      if (databaseOutageCause(error) !== undefined)
-        this.releaseLater({ owner, idempotencyKey, createdAt: now });
-      throw error;
-    }
+  /** Within the database's outage wait, a claim whose answer was lost is tried again, and takes its own record over. */
+  claim(owner: string, idempotencyKey: string, requestHash: string, now = Date.now()): Promise<Claim> {
+    return beforeCommit(this.records.manager.connection, async () => {
+      try {
+        return await this.claimKey(owner, idempotencyKey, requestHash, now);
+      } catch (error) {
+        // The INSERT may have committed although its answer was lost: that record must not block a retry.
+        if (databaseOutageCause(error) !== undefined)
+          this.releaseLater({ owner, idempotencyKey, createdAt: now });
+        throw error;
+      }
+    });
   }
 
   private async claimKey(
@@ -106,6 +110,8 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
         });
         return { kind: 'new', claimed: { owner, idempotencyKey, createdAt: now } };
       } catch (insertError) {
+        // Not a duplicate key: the database is away (and has been waited for already).
+        if (databaseOutageCause(insertError) !== undefined) throw insertError;
         const existing = await this.records.findOneBy({ owner, idempotencyKey });
         if (!existing) {
           if (attempt === 2) throw insertError;

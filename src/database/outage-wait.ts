@@ -1,0 +1,70 @@
+import type { DataSource } from 'typeorm';
+import { databaseOutageCause } from './outage';
+
+export interface OutageWait {
+  /** How long one request waits for the database before its error (a 503) is answered. */
+  waitMs: number;
+  /** How many requests may wait at once; the next fail at once. */
+  maxWaiting: number;
+}
+
+const policies = new WeakMap<DataSource, OutageWaiting>();
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Retries what an outage made fail, and only what did not reach the database, within the wait. */
+class OutageWaiting {
+  private waiting = 0;
+
+  constructor(private readonly wait: OutageWait) {}
+
+  async retry<T>(work: () => Promise<T>, safeToRepeat: (error: unknown) => boolean): Promise<T> {
+    const deadline = Date.now() + this.wait.waitMs;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await work();
+      } catch (error) {
+        const left = deadline - Date.now();
+        const outage = databaseOutageCause(error) !== undefined;
+        if (!outage || left <= 0 || this.waiting >= this.wait.maxWaiting || !safeToRepeat(error)) throw error;
+        this.waiting++;
+        try {
+          await sleep(Math.min(25 * 2 ** attempt, 250, left));
+        } finally {
+          this.waiting--;
+        }
+      }
+    }
+  }
+}
+
+/**
+ * PostgreSQL: a connection the database refuses (it is restarting) is asked for again, for up to
+ * `waitMs`, so a restart under a second is a short wait instead of a 503. Nothing was sent on it,
+ * so any request may wait this way; at most `maxWaiting` at once.
+ */
+export function installOutageWait(dataSource: DataSource, wait: OutageWait): void {
+  if (dataSource.options.type !== 'postgres' || wait.waitMs === 0 || policies.has(dataSource)) return;
+  const policy = new OutageWaiting(wait);
+  policies.set(dataSource, policy);
+  const driver = dataSource.driver as unknown as { obtainMasterConnection: () => Promise<unknown> };
+  const obtain = driver.obtainMasterConnection.bind(driver);
+  driver.obtainMasterConnection = () => policy.retry(obtain, () => true);
+}
+
+/**
+ * Runs `work` again while an outage made it fail before it could commit (`committing` false):
+ * a transaction that did not reach COMMIT has changed nothing. One whose COMMIT got no answer
+ * may have committed, and is not repeated: the 503 asks the client to retry with its key.
+ */
+export function beforeCommit<T>(
+  dataSource: DataSource,
+  work: (reachedCommit: () => void) => Promise<T>,
+): Promise<T> {
+  const policy = policies.get(dataSource);
+  let committing = false;
+  const attempt = () => {
+    committing = false;
+    return work(() => (committing = true));
+  };
+  return policy ? policy.retry(attempt, () => !committing) : attempt();
+}
