@@ -12,6 +12,11 @@ import { DOCS_PATH } from './setup-app';
 
 const ALL_INTERFACES = ['0.0.0.0', '::'];
 
+export const TRUST_ANY_PROXY =
+  'TRUST_PROXY=true takes the client address from X-Forwarded-For whoever sent it, so any client can ' +
+  'choose the address its limits count against: name the proxy instead (TRUST_PROXY=loopback, ' +
+  'a subnet such as 10.0.0.0/8, or the number of proxy hops)';
+
 /** Where the service listens (the address bound) and how to use it: a banner, or in production one log line. */
 export function reportStart(app: NestExpressApplication, config: AppConfig): void {
   const { address, port } = app.getHttpServer().address() as AddressInfo;
@@ -28,8 +33,10 @@ export function reportStart(app: NestExpressApplication, config: AppConfig): voi
     metrics: metrics ?? null,
     tracing: tracingDescription() ?? null,
   };
+  const logger = app.get<PinoLogger>(ROOT_LOGGER);
+  if (config.trustProxy === true) logger.warn(TRUST_ANY_PROXY);
   if (config.nodeEnv === 'production') {
-    app.get<PinoLogger>(ROOT_LOGGER).info(facts, `Pet Store API listening on ${facts.url}`);
+    logger.info(facts, `Pet Store API listening on ${facts.url}`);
     return;
   }
   const lines = [`Pet Store API listening on ${facts.url}`];

@@ -3,6 +3,7 @@ import { Agent, request as httpRequest } from 'node:http';
 import { AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import request from 'supertest';
+import { TRUST_ANY_PROXY } from '../src/startup-report';
 import { AUTH, startApp, tempDir, TEST_KEY } from './support/app';
 import { exitOf, launchService, RunningService, spawnService, stopService } from './support/process';
 
@@ -257,6 +258,20 @@ describe('Production mode (e2e, real process)', () => {
     expect(lines).toContainEqual(
       expect.objectContaining({ level: 'info', status: 200, url: '/v1/pets?api_key=[Redacted]' }),
     );
+  });
+
+  it('TRUST_PROXY=true starts with a warning to name the proxy instead', async () => {
+    const service = await spawnService({
+      NODE_ENV: 'production',
+      DATABASE_PATH: ':memory:',
+      API_KEYS: TEST_KEY,
+      TRUST_PROXY: 'true',
+    });
+    await stopService(service);
+    expect(jsonLines(service.output())).toContainEqual(
+      expect.objectContaining({ level: 'warn', msg: TRUST_ANY_PROXY }),
+    );
+    expect(TRUST_ANY_PROXY).toContain('name the proxy instead');
   });
 
   it('stdout carries JSON lines only, the start line included, with the same facts as the banner', async () => {
