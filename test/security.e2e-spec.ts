@@ -213,6 +213,20 @@ describe('Abuse limits before authentication (e2e)', () => {
     await request(http).get('/v1/pets').set(AUTH).expect(200);
   });
 
+  it('200 wrong keys at once cannot overrun the budget: 30 × 401, 170 × 429, 30 key lookups', async () => {
+    const queries = countQueries(app);
+    await app.listen(0, '127.0.0.1');
+    const url = `${await app.getUrl()}/v1/pets`;
+    const statuses = await Promise.all(
+      Array.from({ length: 200 }, () =>
+        fetch(url, { headers: { Authorization: `Bearer ${randomKey()}` } }).then((res) => res.status),
+      ),
+    );
+    expect(statuses.filter((status) => status === 401)).toHaveLength(30);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(170);
+    expect(queries()).toBe(30);
+  });
+
   it('a stored key this instance verified lately passes from an address over its budget', async () => {
     const { key } = await app.get(ApiKeysService).create('client');
     await request(http).get('/v1/pets').set('Authorization', `Bearer ${key}`).expect(200);
@@ -304,6 +318,19 @@ describe('Abuse limits shared by two instances through Redis (e2e)', () => {
 
       expect((await send(one, TEST_KEY)).status).toBe(200);
       expect((await send(two, TEST_KEY)).status).toBe(200);
+      // Concurrent failures on both instances spend the same budget, one atomic step each.
+      const burst = `2001:db8::${randomBytes(2).toString('hex')}:1`;
+      const statuses = await Promise.all(
+        Array.from({ length: 200 }, (_, i) =>
+          request((i % 2 === 0 ? one : two).getHttpServer())
+            .get('/v1/pets')
+            .set('X-Forwarded-For', burst)
+            .set('Authorization', `Bearer ${randomKey()}`)
+            .then((res) => res.status),
+        ),
+      );
+      expect(statuses.filter((status) => status === 401)).toHaveLength(30);
+      expect(statuses.filter((status) => status === 429)).toHaveLength(170);
       // Another address behind the same proxy has its own budget.
       const other = await request(two.getHttpServer())
         .get('/v1/pets')

@@ -16,8 +16,9 @@ const BEARER_SCHEME = /^bearer(\s|$)/i;
 const BEARER = new RegExp(`^Bearer +(${TOKEN68}) *$`, 'i');
 
 /**
- * Requests without a valid key spend their address's abuse budget; once it is spent they get 429 before
- * any key-store lookup. Keys this instance knows to be valid are never held back by it.
+ * Requests without a valid key spend their address's abuse budget, before any key-store lookup;
+ * once it is spent they get 429. A key that turns out valid gets its unit back, and keys this
+ * instance knows to be valid are never held back by it.
  */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
@@ -40,6 +41,7 @@ export class ApiKeyGuard implements CanActivate {
     const header = request.headers.authorization;
     const token = bearerToken(header);
     let verdict: KeyVerdict = 'unknown';
+    let reserved = false;
     if (token !== undefined) {
       const keyDigest = digest(token);
       const configuredOwner = this.configuredKeys.ownerOf(keyDigest);
@@ -48,16 +50,15 @@ export class ApiKeyGuard implements CanActivate {
         return true;
       }
       const owner = keyDigest.toString('hex');
-      if (!this.storedKeys.isKnown(owner)) await this.withinBudget(request);
+      if (!this.storedKeys.isKnown(owner)) reserved = await this.reserve(request);
       verdict = await this.storedKeys.verifyDigest(owner);
       if (verdict === 'valid') {
+        if (reserved) await this.budget?.refund(addressOf(request));
         setCaller(request, { owner });
         return true;
       }
-    } else {
-      await this.withinBudget(request);
     }
-    await this.budget?.failed(addressOf(request));
+    if (!reserved) await this.reserve(request);
     if (header === undefined || !BEARER_SCHEME.test(header)) {
       this.metrics.authFailure('missing');
       throw new ApiException('unauthorized', undefined, undefined, { 'WWW-Authenticate': BEARER_CHALLENGE });
@@ -85,12 +86,14 @@ export class ApiKeyGuard implements CanActivate {
     return isPublic;
   }
 
-  private async withinBudget(request: Request): Promise<void> {
-    const refusal = await this.budget?.refusal(addressOf(request));
+  /** Spends a unit of the address's budget of failures; 429 once it is spent. */
+  private async reserve(request: Request): Promise<boolean> {
+    const refusal = await this.budget?.reserve(addressOf(request));
     if (refusal) {
       this.metrics.rateLimited('auth_failures');
       throw refusal;
     }
+    return true;
   }
 }
 

@@ -2,8 +2,13 @@ import type { ApiException } from '../common/errors/api-exception';
 
 /** Per address, for requests without a valid key; provided by the rate limits. */
 export interface FailedAuthBudget {
-  refusal(address: string): Promise<ApiException | undefined>;
-  failed(address: string): Promise<void>;
+  /**
+   * Spends one unit of the address's budget, before any key is looked up, in one atomic step of
+   * the counter store: concurrent requests cannot overrun it. The refusal once it is spent.
+   */
+  reserve(address: string): Promise<ApiException | undefined>;
+  /** Gives a reserved unit back: the key was valid after all. */
+  refund(address: string): Promise<void>;
 }
 
 export const FAILED_AUTH_BUDGET = Symbol('FAILED_AUTH_BUDGET');

@@ -3,14 +3,12 @@ import { AbuseLimiter } from './abuse-limiter';
 import { MemoryCounters } from './counters';
 
 describe('AbuseLimiter', () => {
-  it('lets an address through until it has failed `limit` times, then refuses it with 429 and Retry-After', async () => {
+  it('lets an address spend `limit` units, then refuses it with 429 and Retry-After', async () => {
     const limiter = new AbuseLimiter(new MemoryCounters(), 2);
-    await expect(limiter.refusal('192.0.2.1')).resolves.toBeUndefined();
-    await limiter.failed('192.0.2.1');
-    await expect(limiter.refusal('192.0.2.1')).resolves.toBeUndefined();
-    await limiter.failed('192.0.2.1');
+    await expect(limiter.reserve('192.0.2.1')).resolves.toBeUndefined();
+    await expect(limiter.reserve('192.0.2.1')).resolves.toBeUndefined();
 
-    const refused = await limiter.refusal('192.0.2.1');
+    const refused = await limiter.reserve('192.0.2.1');
     expect(refused).toBeInstanceOf(ApiException);
     expect(refused).toMatchObject({
       code: 'rate_limited',
@@ -18,15 +16,28 @@ describe('AbuseLimiter', () => {
       headers: { 'Retry-After': '60' },
     });
     expect(refused!.getStatus()).toBe(429);
-    await expect(limiter.refusal('192.0.2.2')).resolves.toBeUndefined();
+    await expect(limiter.reserve('192.0.2.2')).resolves.toBeUndefined();
+  });
+
+  it('takes each unit in one step: 200 reservations at once get exactly `limit` through', async () => {
+    const limiter = new AbuseLimiter(new MemoryCounters(), 30);
+    const answers = await Promise.all(Array.from({ length: 200 }, () => limiter.reserve('192.0.2.9')));
+    expect(answers.filter((answer) => answer === undefined)).toHaveLength(30);
+  });
+
+  it('gives a unit back for a key that turned out valid', async () => {
+    const limiter = new AbuseLimiter(new MemoryCounters(), 1);
+    await expect(limiter.reserve('192.0.2.3')).resolves.toBeUndefined();
+    await limiter.refund('192.0.2.3');
+    await expect(limiter.reserve('192.0.2.3')).resolves.toBeUndefined();
+    await expect(limiter.reserve('192.0.2.3')).resolves.toBeInstanceOf(ApiException);
   });
 
   it('counts on the same store as the per-key limit, apart from its keys', async () => {
     const counters = new MemoryCounters();
     const limiter = new AbuseLimiter(counters, 1);
     await counters.increment('petstore:ratelimit:default:key:abc', 60_000, 10, 60_000);
-    await expect(limiter.refusal('192.0.2.1')).resolves.toBeUndefined();
-    await limiter.failed('192.0.2.1');
+    await expect(limiter.reserve('192.0.2.1')).resolves.toBeUndefined();
     await expect(counters.peek('petstore:abuse:192.0.2.1', 60_000)).resolves.toMatchObject({ count: 1 });
   });
 });

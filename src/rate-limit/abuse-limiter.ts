@@ -12,10 +12,10 @@ export class AbuseLimiter implements FailedAuthBudget {
     private readonly windowMs = ABUSE_WINDOW_MS,
   ) {}
 
-  async refusal(address: string): Promise<ApiException | undefined> {
-    const { count, resetInMs } = await this.counters.peek(counterKey(address), this.windowMs);
-    if (count < this.limit) return undefined;
-    const retryAfter = Math.max(1, Math.ceil(resetInMs / 1000));
+  async reserve(address: string): Promise<ApiException | undefined> {
+    const spent = await this.counters.increment(counterKey(address), this.windowMs, this.limit, 0, 'abuse');
+    if (spent.totalHits <= this.limit) return undefined;
+    const retryAfter = Math.max(1, spent.timeToExpire);
     return new ApiException(
       'rate_limited',
       `Too many requests without a valid API key from this address. Retry after ${retryAfter} seconds.`,
@@ -24,8 +24,9 @@ export class AbuseLimiter implements FailedAuthBudget {
     );
   }
 
-  async failed(address: string): Promise<void> {
-    await this.counters.increment(counterKey(address), this.windowMs, Number.MAX_SAFE_INTEGER, 0, 'abuse');
+  /** For a request whose key turned out valid: its unit back. */
+  async refund(address: string): Promise<void> {
+    await this.counters.refund(counterKey(address));
   }
 }
 

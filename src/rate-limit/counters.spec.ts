@@ -87,6 +87,10 @@ class FlakyCounters implements Counters {
     return this.answer(() => this.inner.increment(key, ttl, limit, blockDuration));
   }
 
+  refund(key: string): Promise<void> {
+    return this.answer(() => this.inner.refund(key));
+  }
+
   private answer<T>(result: () => Promise<T>): Promise<T> {
     this.calls += 1;
     if (this.mode === 'down') return Promise.reject(new Error('Connection is closed.'));

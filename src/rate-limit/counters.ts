@@ -13,6 +13,8 @@ export interface WindowCount {
 /** Fixed windows from the first hit: a limit may be spent at one window's end and at the next's start. */
 export interface Counters extends ThrottlerStorage {
   peek(key: string, windowMs: number): Promise<WindowCount>;
+  /** Gives back one hit of the current window, if it has one. */
+  refund(key: string): Promise<void>;
 }
 
 function record(hits: number, windowMs: number, limit: number, blockedMs: number): ThrottlerStorageRecord {
@@ -63,6 +65,12 @@ export class MemoryCounters implements Counters {
     }
     return Promise.resolve(record(window.hits, window.endsAt - now, limit, window.blockedUntil - now));
   }
+
+  refund(key: string): Promise<void> {
+    const window = this.windows.get(key);
+    if (window && window.endsAt > this.now() && window.hits > 0) window.hits -= 1;
+    return Promise.resolve();
+  }
 }
 
 const INCREMENT = `local hits = redis.call('INCR', KEYS[1])
@@ -74,6 +82,7 @@ if blocked <= 0 and hits > tonumber(ARGV[2]) and tonumber(ARGV[3]) > 0 then
 end
 return {hits, ttl, blocked}`;
 const PEEK = `return {tonumber(redis.call('GET', KEYS[1]) or '0'), redis.call('PTTL', KEYS[1])}`;
+const REFUND = `if tonumber(redis.call('GET', KEYS[1]) or '0') > 0 then redis.call('DECR', KEYS[1]) end return {0, 0}`;
 
 type Script = (...args: (string | number)[]) => Promise<[number, number, number?]>;
 
@@ -81,6 +90,7 @@ export class RedisCounters implements Counters {
   constructor(readonly redis: Redis) {
     redis.defineCommand('petstoreIncrement', { numberOfKeys: 2, lua: INCREMENT });
     redis.defineCommand('petstorePeek', { numberOfKeys: 1, lua: PEEK });
+    redis.defineCommand('petstoreRefund', { numberOfKeys: 1, lua: REFUND });
   }
 
   private script(name: string): Script {
@@ -106,6 +116,10 @@ export class RedisCounters implements Counters {
       blockDuration,
     );
     return record(hits, windowMs, limit, blocked);
+  }
+
+  async refund(key: string): Promise<void> {
+    await this.script('petstoreRefund')(key);
   }
 
   async close(): Promise<void> {
@@ -148,6 +162,10 @@ export class ResilientCounters implements Counters, OnModuleDestroy {
 
   increment(key: string, ttl: number, limit: number, blockDuration: number, name: string) {
     return this.run((counters) => counters.increment(key, ttl, limit, blockDuration, name));
+  }
+
+  refund(key: string): Promise<void> {
+    return this.run((counters) => counters.refund(key));
   }
 
   private async run<T>(call: (counters: Counters) => Promise<T>): Promise<T> {
