@@ -65,12 +65,15 @@ export class SqliteGate {
     const callback = args[last];
     if (typeof callback !== 'function') return send(...args);
     this.sent++;
-    const gate = this;
-    args[last] = function (this: unknown, ...results: unknown[]) {
-      if (--gate.sent === 0 && gate.onDrained) {
-        gate.onDrained();
-        gate.onDrained = undefined;
+    const answered = () => {
+      if (--this.sent === 0 && this.onDrained) {
+        this.onDrained();
+        this.onDrained = undefined;
       }
+    };
+    // The driver calls back with the statement as `this` (lastID, changes): passed on as it is.
+    args[last] = function (this: unknown, ...results: unknown[]) {
+      answered();
       return (callback as Callback).apply(this, results);
     };
     return send(...args);
