@@ -19,6 +19,7 @@ import { createRootLogger } from './observability/logger';
 import { buildOpenApiDocument } from './openapi-document';
 import { Metrics } from './observability/metrics';
 import { PinoNestLogger } from './observability/nest-logger';
+import { protectSecrets } from './observability/redact';
 import { ROOT_LOGGER } from './observability/observability.module';
 
 export const DOCS_PATH = 'docs';
@@ -56,9 +57,11 @@ export function setupApp(app: NestExpressApplication, config: AppConfig): void {
   // API answers are `no-store`: an ETag would only cost a hash of every body.
   app.set('etag', false);
   app.set('query parser', 'simple');
-  answerProtocolErrors(app.getHttpServer());
+  const logger = app.get<PinoLogger>(ROOT_LOGGER);
+  protectSecrets(config.apiKeys);
+  answerProtocolErrors(app.getHttpServer(), (fields, message) => logger.warn(fields, message));
   app.set('trust proxy', config.trustProxy);
-  app.use(requestLog(app.get<PinoLogger>(ROOT_LOGGER)));
+  app.use(requestLog(logger));
   const metrics = app.get(Metrics);
   if (metrics.enabled) app.use(httpMetrics(metrics));
   app.use(securityHeaders(DOCS_PATH));

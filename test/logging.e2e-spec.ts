@@ -4,6 +4,7 @@ import type { App } from 'supertest/types';
 import { DataSource } from 'typeorm';
 import { AUTH, startApp, TEST_KEY } from './support/app';
 import { captureLogs, CapturedLogs, LogLine } from './support/logs';
+import { exchange, listenWithTimeouts } from './support/raw-http';
 
 const WRONG_KEY = 'wrong-key-that-looks-real-0123456789';
 
@@ -157,6 +158,74 @@ describe('Request logs (e2e, captured output)', () => {
       await boot({ TRUST_PROXY: 'loopback' });
       const res = await request(http).get('/health/live').set(forwarded);
       expect(linesOf(res.headers['x-request-id'])[0].ip).toBe('203.0.113.9');
+    });
+  });
+
+  describe('what the HTTP parser refuses, and keys in URLs (real sockets)', () => {
+    let port: number;
+    const stored = 'pet_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
+
+    beforeEach(async () => {
+      await boot({ API_KEYS: `${TEST_KEY},configured-key-0123456789abcdef` });
+      port = await listenWithTimeouts(app, 1000);
+    });
+
+    it('logs one warn line for each request the parser refuses: address, reason, status and the id it answered with', async () => {
+      const smuggled = await exchange(
+        port,
+        'POST /v1/pets HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
+      );
+      const tooLarge = await exchange(
+        port,
+        `GET /v1/pets HTTP/1.1\r\nHost: a\r\nX-Big: ${'x'.repeat(20_000)}\r\n\r\n`,
+      );
+      for (const [{ responses }, status, reason] of [
+        [smuggled, 400, 'HPE_INVALID_TRANSFER_ENCODING'],
+        [tooLarge, 431, 'HPE_HEADER_OVERFLOW'],
+      ] as const) {
+        const id = responses[0].headers['x-request-id'][0];
+        expect(responses[0].status).toBe(status);
+        expect(linesOf(id)).toEqual([
+          expect.objectContaining({
+            level: 'warn',
+            ip: expect.stringMatching(/127\.0\.0\.1$/),
+            status,
+            reason,
+          }),
+        ]);
+      }
+    });
+
+    it('logs a body that came too slowly with the 408 it was answered and the address it came from', async () => {
+      const { responses } = await exchange(
+        port,
+        [
+          'POST /v1/pets HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 30\r\n\r\n{"na',
+          'me"',
+        ],
+        { pauseMs: 2500, timeoutMs: 6000 },
+      );
+      expect(responses[0].status).toBe(408);
+      const [line] = linesOf(responses[0].headers['x-request-id'][0]);
+      expect(line).toMatchObject({ status: 408, ip: expect.stringMatching(/127\.0\.0\.1$/) });
+    });
+
+    it.each([
+      ['in the path', `/v1/pets/${stored}`],
+      ['under bearer', `/v1/pets?bearer=${stored}`],
+      ['under a short name', `/v1/pets?k=${stored}`],
+      ['after a semicolon', `/v1/pets?x=1;api_key=${stored}`],
+      ['percent-encoded', `/v1/pets/%70${stored.slice(1)}`],
+      ['a configured key', '/v1/pets?q=configured-key-0123456789abcdef'],
+      ['the test key in the path', `/v1/pets/${TEST_KEY}`],
+    ])('never logs a key %s', async (_label, path) => {
+      const res = await request(http).get(path).set(AUTH);
+      const [line] = linesOf(res.headers['x-request-id']);
+      expect(line).toBeDefined();
+      expect(logs.text()).not.toContain(stored.slice(4));
+      expect(logs.text()).not.toContain('configured-key-0123456789abcdef');
+      expect(logs.text()).not.toContain(TEST_KEY);
+      expect(String(line.url)).toContain('[Redacted]');
     });
   });
 });

@@ -142,7 +142,7 @@ describe('answerProtocolErrors', () => {
     const server = new EventEmitter() as unknown as Server & { requireHostHeader: boolean };
     server.requireHostHeader = true;
     answerProtocolErrors(server);
-    expect(server.listeners('clientError')).toEqual([answerClientError]);
+    expect(server.listenerCount('clientError')).toBe(1);
     expect(server.listenerCount('checkExpectation')).toBe(1);
     expect(server.listenerCount('connect')).toBe(1);
     expect(server.requireHostHeader).toBe(false);

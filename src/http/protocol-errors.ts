@@ -52,8 +52,12 @@ function errorResponse(
 }
 
 /** A raw HTTP/1.1 response, for a socket that has no response object. */
-export function errorReply(code: ErrorCode, message: string = ERROR_CODES[code].message): string {
-  const { status, headers, body } = errorResponse(code, message);
+export function errorReply(
+  code: ErrorCode,
+  message: string = ERROR_CODES[code].message,
+  requestId: string = randomUUID(),
+): string {
+  const { status, headers, body } = errorResponse(code, message, requestId);
   const lines = Object.entries({ Date: new Date().toUTCString(), ...headers }).map(
     ([name, value]) => `${name}: ${value}`,
   );
@@ -64,20 +68,41 @@ function replyAndClose(socket: Duplex, reply: string): void {
   socket.end(reply, () => socket.destroy());
 }
 
-/** Nothing is written once an earlier response on the socket has started: that would corrupt the stream. */
-export function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
+type Warn = (fields: object, message: string) => void;
+
+/**
+ * Nothing is written once an earlier response on the socket has started: that would corrupt the
+ * stream. A request whose body came too slowly is answered through its response, so its own log
+ * line has the status written; what the parser refused before any request existed is logged here.
+ */
+export function answerClientError(error: Error & { code?: string }, socket: Duplex, warn?: Warn): void {
   const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse })._httpMessage;
   if (error.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
     socket.destroy();
     return;
   }
   const [code, message] = CLIENT_ERRORS[error.code ?? ''] ?? NOT_HTTP;
-  replyAndClose(socket, errorReply(code, message));
+  // Timed out while its body arrived: the request in flight is this one (else an earlier one).
+  const own = error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? inFlight : undefined;
+  const requestId = String(own?.getHeader(REQUEST_ID_HEADER) ?? randomUUID());
+  const { status, headers, body } = errorResponse(code, message, requestId);
+  if (own) {
+    own.writeHead(status, headers).end(body, () => socket.destroy());
+    return;
+  }
+  const address = (socket as Duplex & { remoteAddress?: string }).remoteAddress;
+  warn?.(
+    { reqId: requestId, ip: address, status, reason: error.code ?? 'not HTTP' },
+    `refused by the HTTP parser: ${status} ${code} (${error.code ?? 'not HTTP'})`,
+  );
+  replyAndClose(socket, errorReply(code, message, requestId));
 }
 
-/** The Error shape where Node would answer bare or not at all. */
-export function answerProtocolErrors(server: Server): void {
-  server.on('clientError', answerClientError);
+/** The Error shape where Node would answer bare or not at all; `warn` logs what the parser refused. */
+export function answerProtocolErrors(server: Server, warn?: Warn): void {
+  server.on('clientError', (error: Error & { code?: string }, socket: Duplex) =>
+    answerClientError(error, socket, warn),
+  );
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
     const { status, headers, body } = errorResponse(
       'expectation_failed',

@@ -35,6 +35,8 @@ export function requestLog(root: Logger): RequestHandler {
     const reqId = requestIdFor(req, res);
     (req as WithRequestId)[REQUEST_ID] = reqId;
     const started = Date.now();
+    // Now: once the connection is gone, neither Express nor the socket knows it any more.
+    const ip = req.ip ?? req.socket.remoteAddress;
     // Once per response: after it was sent, or when the connection went first.
     res.once('close', () => {
       const finished = res.writableEnded;
@@ -53,7 +55,7 @@ export function requestLog(root: Logger): RequestHandler {
           url,
           status: res.statusCode,
           durationMs,
-          ip: req.ip ?? req.socket.remoteAddress,
+          ip,
           ...(finished ? {} : { aborted: true }),
         },
         `${req.method} ${url} ${finished ? res.statusCode : 'aborted'} ${durationMs}ms`,

@@ -1,4 +1,4 @@
-import { redactUrl } from './redact';
+import { protectSecrets, redactUrl } from './redact';
 
 describe('redactUrl', () => {
   it('leaves a URL without a query alone', () => {
@@ -20,6 +20,35 @@ describe('redactUrl', () => {
     ['an encoded name', '/x?api%5Fkey=abc', '/x?api%5Fkey=[Redacted]'],
     ['a repeated name', '/x?key=a&key=b', '/x?key=[Redacted]&key=[Redacted]'],
   ])('redacts the value of %s', (_label, url, expected) => {
+    expect(redactUrl(url)).toBe(expected);
+  });
+
+  it.each([
+    ['in the path', '/v1/pets/pet_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', '/v1/pets/[Redacted]'],
+    [
+      'under a harmless name',
+      '/v1/pets?k=pet_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA',
+      '/v1/pets?k=[Redacted]',
+    ],
+    [
+      'bearer',
+      '/v1/pets?bearer=pet_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA',
+      '/v1/pets?bearer=[Redacted]',
+    ],
+    [
+      'after a semicolon',
+      '/v1/pets?x=1;api_key=pet_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA',
+      '/v1/pets?x=1;api_key=[Redacted]',
+    ],
+    ['escaped', '/v1/pets/%70et_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', '/v1/pets/[Redacted]'],
+    ['as a bare query', '/v1/pets?pet_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', '/v1/pets?[Redacted]'],
+    [
+      'a configured key anywhere',
+      '/v1/configured-secret-0123456789/x?y=configured-secret-0123456789',
+      '/v1/[Redacted]/x?y=[Redacted]',
+    ],
+  ])('redacts a key-shaped value %s', (_label, url, expected) => {
+    protectSecrets(['configured-secret-0123456789']);
     expect(redactUrl(url)).toBe(expected);
   });
 

@@ -19,22 +19,47 @@ export const REDACT_PATHS = [
   ...SECRET_HEADERS.map((header) => `*.headers${header.startsWith('[') ? '' : '.'}${header}`),
 ];
 
+/** The stored-key format (`pet_` and base64url), also cut short. */
+const STORED_KEY = 'pet_[A-Za-z0-9_-]{16,}';
+let keyShaped = new RegExp(STORED_KEY);
+
+/**
+ * Values that are keys wherever they stand (the `API_KEYS` entries): never written in a logged
+ * URL. Kept for the process's life: a key, once configured, stays a secret.
+ */
+export function protectSecrets(values: readonly string[]): void {
+  const escaped = values.map((value) => value.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'));
+  keyShaped = new RegExp([keyShaped.source, ...escaped].join('|'));
+}
+
+function decoded(text: string): string {
+  try {
+    return decodeURIComponent(text.replace(/\+/g, ' '));
+  } catch {
+    return text; // a malformed escape: judged as written
+  }
+}
+
+const holdsKey = (text: string) => keyShaped.test(text) || keyShaped.test(decoded(text));
+
+/**
+ * The URL as it may be logged: a path segment or query value that holds a key-shaped value
+ * (`/v1/pets/KEY`, `?k=KEY`, `?x=1;api_key=KEY`, escaped or not), and the value of every
+ * secret-looking parameter name, become `[Redacted]`.
+ */
 export function redactUrl(url: string): string {
+  if (!url.includes('?') && !url.includes('%') && !keyShaped.test(url)) return url;
   const start = url.indexOf('?');
-  if (start === -1) return url;
-  const parts = url
-    .slice(start + 1)
-    .split('&')
-    .map((part) => {
-      const separator = part.indexOf('=');
-      const name = separator === -1 ? part : part.slice(0, separator);
-      let decoded = name;
-      try {
-        decoded = decodeURIComponent(name.replace(/\+/g, ' '));
-      } catch {
-        // A malformed escape: judge the name as written.
-      }
-      return separator !== -1 && SECRET_NAME.test(decoded) ? `${name}=${REDACTED}` : part;
-    });
-  return `${url.slice(0, start)}?${parts.join('&')}`;
+  const path = (start === -1 ? url : url.slice(0, start))
+    .split('/')
+    .map((segment) => (holdsKey(segment) ? REDACTED : segment))
+    .join('/');
+  if (start === -1) return path;
+  const query = url.slice(start + 1).replace(/[^&;]+/g, (part) => {
+    const separator = part.indexOf('=');
+    const name = separator === -1 ? part : part.slice(0, separator);
+    if (separator === -1) return holdsKey(part) ? REDACTED : part;
+    return SECRET_NAME.test(decoded(name)) || holdsKey(part) ? `${name}=${REDACTED}` : part;
+  });
+  return `${path}?${query}`;
 }
