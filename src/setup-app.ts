@@ -95,7 +95,7 @@ export async function createApp(
   const logger = createRootLogger(config, options.logDestination);
   const app = await NestFactory.create<NestExpressApplication>(
     AppModule.forRoot(config, logger),
-    new ExpressServerAdapter(),
+    new ExpressServerAdapter(config.http),
     {
       bodyParser: false,
       abortOnError: false,

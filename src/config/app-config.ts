@@ -153,6 +153,21 @@ export class EnvironmentVariables {
   @Integer(0, 600000)
   SHUTDOWN_TIMEOUT_MS = 10000;
 
+  @Integer(1000, 600000)
+  HTTP_HEADERS_TIMEOUT_MS = 15000;
+
+  @Integer(1000, 3600000)
+  HTTP_REQUEST_TIMEOUT_MS = 30000;
+
+  @Integer(1000, 3600000)
+  HTTP_IDLE_TIMEOUT_MS = 30000;
+
+  @Integer(1, 1000)
+  HTTP_MAX_PIPELINED = 16;
+
+  @Integer(0, 1000000)
+  HTTP_MAX_CONNECTIONS = 0;
+
   @Integer(0, 600000)
   SHUTDOWN_DRAIN_MS = 5000;
 
@@ -221,6 +236,14 @@ function appConfigFrom(variables: EnvironmentVariables) {
     trustProxy: variables.TRUST_PROXY,
     shutdownTimeoutMs: variables.SHUTDOWN_TIMEOUT_MS,
     shutdownDrainMs: variables.SHUTDOWN_DRAIN_MS,
+    http: {
+      headersTimeoutMs: variables.HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: variables.HTTP_REQUEST_TIMEOUT_MS,
+      idleTimeoutMs: variables.HTTP_IDLE_TIMEOUT_MS,
+      maxPipelined: variables.HTTP_MAX_PIPELINED,
+      /** 0: no cap. */
+      maxConnections: variables.HTTP_MAX_CONNECTIONS,
+    },
     swaggerEnabled: variables.SWAGGER_ENABLED,
     metricsPort: variables.METRICS_PORT ?? null,
     metricsHost: variables.METRICS_HOST,

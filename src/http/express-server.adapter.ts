@@ -3,6 +3,7 @@ import { ExpressAdapter } from '@nestjs/platform-express';
 import express, { type Express } from 'express';
 import * as http from 'node:http';
 import { responseJson } from '../common/response-of';
+import { limitConnections } from './connection-limits';
 
 type MessageConstructor = new (...args: never[]) => object;
 
@@ -54,9 +55,25 @@ export function sendJson(res: http.ServerResponse, status: number, body: object)
   res.end(text);
 }
 
-/** Departs for speed (docs/architecture.md): Express-prototyped requests, and objects sent by `sendJson`. */
+export interface HttpLimits {
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  /** A connection that neither sends nor reads for this long is closed. */
+  idleTimeoutMs: number;
+  maxPipelined: number;
+  /** 0: no cap. */
+  maxConnections: number;
+}
+
+/** How often the timeouts are checked (Node's default, 30 s, would nearly double them). */
+const TIMEOUT_CHECK_MS = 1000;
+
+/**
+ * Departs for speed (docs/architecture.md): Express-prototyped requests, and objects sent by
+ * `sendJson`. Its server holds slow and hostile clients to `limits`.
+ */
 export class ExpressServerAdapter extends ExpressAdapter {
-  constructor() {
+  constructor(private readonly limits?: HttpLimits) {
     // Set before the first `use()`, when Express makes its router: `/v1/pets/` and `/V1/PETS` are
     // not `/v1/pets`, so a proxy's path rules cannot be bypassed.
     const app = express();
@@ -71,7 +88,23 @@ export class ExpressServerAdapter extends ExpressAdapter {
       return;
     }
     const app = this.getInstance<Express>();
-    this.httpServer = http.createServer(expressMessageClasses(app), app);
+    const limits = this.limits;
+    const server = http.createServer(
+      {
+        ...expressMessageClasses(app),
+        ...(limits && {
+          headersTimeout: limits.headersTimeoutMs,
+          requestTimeout: limits.requestTimeoutMs,
+          connectionsCheckingInterval: TIMEOUT_CHECK_MS,
+        }),
+      },
+      app,
+    );
+    if (limits) {
+      if (limits.maxConnections > 0) server.maxConnections = limits.maxConnections;
+      limitConnections(server, { ...limits, checkEveryMs: TIMEOUT_CHECK_MS });
+    }
+    this.httpServer = server;
   }
 
   override reply(response: http.ServerResponse, body: unknown, statusCode?: number): void {

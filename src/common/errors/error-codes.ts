@@ -43,7 +43,7 @@ export const ERROR_CODES = {
   request_timeout: {
     status: 408,
     message: 'The request was not received completely in time.',
-    when: "the request was not received completely in time (Node's limits: headers 60 s, whole request 300 s)",
+    when: 'the request was not received completely in time (by default: headers 15 s, the whole request 30 s)',
   },
   idempotency_conflict: {
     status: 409,

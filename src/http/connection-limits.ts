@@ -1,0 +1,126 @@
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+
+/** Bytes handed to Node's parser at a time while a connection is being held back. */
+const SLICE_BYTES = 1024;
+/** Unparsed bytes one connection may have waiting: past this it is a flood, and is closed. */
+const MAX_WAITING_BYTES = 256 * 1024;
+
+export interface ConnectionLimits {
+  /** Requests of one connection read and not yet answered, at most. */
+  maxPipelined: number;
+  /** A connection that neither sends nor reads for this long is closed. */
+  idleTimeoutMs: number;
+  /** How often connections are checked for progress. */
+  checkEveryMs: number;
+}
+
+interface Held {
+  inProgress: number;
+  waiting: Buffer[];
+  waitingBytes: number;
+  /** Hands bytes to Node's parser (the socket's own `emit('data')`). */
+  parse: (chunk: Buffer) => void;
+  bytes: number;
+  progressAt: number;
+}
+
+/**
+ * Holds each connection to a few requests in progress and closes one that makes no progress.
+ * Node parses a whole read (64 KiB: a thousand small pipelined requests) at once, so a client
+ * that pipelines and never reads its answers would otherwise hold that many requests and answers
+ * per connection: past `maxPipelined` the connection's bytes wait, unparsed, the socket stops
+ * reading, and they go to the parser a slice at a time as answers leave. Node's own socket
+ * timeout does not fire while answers are queued, hence the check of bytes moved either way.
+ */
+export function limitConnections(server: Server, limits: ConnectionLimits): void {
+  // Not a property of the socket: one added to Node's sockets makes every access to them slower.
+  const connections = new Map<Socket, Held>();
+
+  /**
+   * Few are in progress, answers leave (not merely queued for a client that does not read), and
+   * Node's own back-pressure (`_paused`, which its parser asserts) is off.
+   */
+  const accepts = (socket: Socket, state: Held) =>
+    state.inProgress < limits.maxPipelined &&
+    !socket.writableNeedDrain &&
+    !(socket as Socket & { _paused?: boolean })._paused;
+
+  const feed = (socket: Socket, state: Held): void => {
+    while (state.waiting.length > 0 && accepts(socket, state) && !socket.destroyed) {
+      const chunk = state.waiting[0];
+      const slice = chunk.subarray(0, SLICE_BYTES);
+      if (slice.length === chunk.length) state.waiting.shift();
+      else state.waiting[0] = chunk.subarray(SLICE_BYTES);
+      state.waitingBytes -= slice.length;
+      state.parse(slice);
+    }
+    if (state.waiting.length === 0 && socket.isPaused()) socket.resume();
+  };
+
+  // Node's parser otherwise reads the socket's handle itself, with no 'data' event to hold back.
+  server.prependListener('connection', (socket: Socket) => {
+    const handle = (socket as Socket & { _handle?: { _consumed?: boolean } })._handle;
+    if (handle) handle._consumed = true;
+  });
+  server.on('connection', (socket: Socket) => {
+    const emit = socket.emit.bind(socket) as (event: string | symbol, ...args: unknown[]) => boolean;
+    const state: Held = {
+      inProgress: 0,
+      waiting: [],
+      waitingBytes: 0,
+      parse: (chunk) => emit('data', chunk),
+      bytes: 0,
+      progressAt: Date.now(),
+    };
+    connections.set(socket, state);
+    socket.once('close', () => connections.delete(socket));
+    socket.on('drain', () => feed(socket, state));
+    socket.on('resume', () => feed(socket, state));
+    socket.emit = (event: string | symbol, ...args: unknown[]): boolean => {
+      if (event !== 'data') return emit(event, ...args);
+      const chunk = args[0] as Buffer;
+      if (state.waiting.length === 0 && accepts(socket, state) && chunk.length <= SLICE_BYTES)
+        return emit('data', chunk);
+      state.waiting.push(chunk);
+      state.waitingBytes += chunk.length;
+      if (state.waitingBytes > MAX_WAITING_BYTES) {
+        socket.destroy();
+        return true;
+      }
+      socket.pause();
+      feed(socket, state);
+      return true;
+    };
+  });
+
+  // One function for every answer: nothing allocated per request.
+  function answered(this: ServerResponse): void {
+    const socket = this.req.socket;
+    const state = connections.get(socket);
+    if (!state) return;
+    state.inProgress--;
+    if (state.waiting.length > 0) feed(socket, state);
+  }
+  server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
+    const state = connections.get(req.socket);
+    if (!state) return;
+    state.inProgress++;
+    res.on('close', answered);
+  });
+
+  const check = setInterval(() => {
+    const now = Date.now();
+    for (const [socket, state] of connections) {
+      // Bytes read, and written out (not those still queued for a client that does not read).
+      const bytes = socket.bytesRead + socket.bytesWritten - socket.writableLength;
+      if (bytes !== state.bytes) {
+        state.bytes = bytes;
+        state.progressAt = now;
+      } else if (now - state.progressAt >= limits.idleTimeoutMs) {
+        socket.destroy();
+      }
+    }
+  }, limits.checkEveryMs).unref();
+  server.once('close', () => clearInterval(check));
+}
