@@ -65,6 +65,17 @@ describe('HTTP protocol errors (e2e, raw sockets)', () => {
     await expectServiceAnswers();
   });
 
+  it('a client that pipelines 100 requests at once and reads the answers gets all 100, in order', async () => {
+    const pipelined = Array.from({ length: 100 }, (_, i) =>
+      httpRequest({
+        path: `/v1/pets?limit=${(i % 100) + 1}`,
+        headers: { Connection: i === 99 ? 'close' : 'keep-alive' },
+      }),
+    );
+    const { responses } = await exchange(port, Buffer.concat(pipelined), { timeoutMs: 10_000 });
+    expect(responses.map((response) => response.status)).toEqual(Array(100).fill(200));
+  });
+
   it('garbage pipelined behind a valid request gets one whole Error response, never a mixed stream', async () => {
     const valid = httpRequest({ path: '/v1/pets?limit=1', headers: { Connection: 'keep-alive' } });
     const { responses, closed } = await exchange(

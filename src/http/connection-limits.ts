@@ -33,6 +33,8 @@ interface Held {
  * reading, and they go to the parser a slice at a time as answers leave. Node's own socket
  * timeout does not fire while answers are queued, hence the check of bytes moved either way.
  */
+const pausedByNode = (socket: Socket) => (socket as Socket & { _paused?: boolean })._paused === true;
+
 export function limitConnections(server: Server, limits: ConnectionLimits): void {
   // Not a property of the socket: one added to Node's sockets makes every access to them slower.
   const connections = new Map<Socket, Held>();
@@ -42,9 +44,7 @@ export function limitConnections(server: Server, limits: ConnectionLimits): void
    * Node's own back-pressure (`_paused`, which its parser asserts) is off.
    */
   const accepts = (socket: Socket, state: Held) =>
-    state.inProgress < limits.maxPipelined &&
-    !socket.writableNeedDrain &&
-    !(socket as Socket & { _paused?: boolean })._paused;
+    state.inProgress < limits.maxPipelined && !socket.writableNeedDrain && !pausedByNode(socket);
 
   const feed = (socket: Socket, state: Held): void => {
     while (state.waiting.length > 0 && accepts(socket, state) && !socket.destroyed) {
@@ -55,7 +55,8 @@ export function limitConnections(server: Server, limits: ConnectionLimits): void
       state.waitingBytes -= slice.length;
       state.parse(slice);
     }
-    if (state.waiting.length === 0 && socket.isPaused()) socket.resume();
+    // A socket Node paused itself, Node resumes.
+    if (state.waiting.length === 0 && socket.isPaused() && !pausedByNode(socket)) socket.resume();
   };
 
   // Node's parser otherwise reads the socket's handle itself, with no 'data' event to hold back.
