@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import { databaseOutageCause } from './outage';
+import { databaseOutageCause, readWithRetry } from './outage';
 
 export interface OutageWait {
   /** How long one request waits for the database before its error (a 503) is answered. */
@@ -52,9 +52,25 @@ export function installOutageWait(dataSource: DataSource, wait: OutageWait): voi
 }
 
 /**
+ * Failures that leave no doubt the transaction did not commit: the server's own answer that it is
+ * shutting down (57P01-03, it rolls the transaction back), or TypeORM refusing to send the
+ * statement at all on a connection already lost.
+ */
+function surelyNotCommitted(error: unknown): boolean {
+  let layer = error as { code?: unknown; name?: unknown; driverError?: unknown } | undefined;
+  for (let depth = 0; layer && depth < 3; depth++) {
+    if (typeof layer.code === 'string' && /^57P0[1-3]$/.test(layer.code)) return true;
+    if (layer.name === 'QueryRunnerAlreadyReleasedError') return true;
+    layer = layer.driverError as typeof layer;
+  }
+  return false;
+}
+
+/**
  * Runs `work` again while an outage made it fail before it could commit (`committing` false):
- * a transaction that did not reach COMMIT has changed nothing. One whose COMMIT got no answer
- * may have committed, and is not repeated: the 503 asks the client to retry with its key.
+ * a transaction that did not reach COMMIT has changed nothing, nor has one whose COMMIT the
+ * server answered with its shutdown error. One whose COMMIT got no answer at all may have
+ * committed, and is not repeated: the 503 asks the client to retry with its key.
  */
 export function beforeCommit<T>(
   dataSource: DataSource,
@@ -66,5 +82,11 @@ export function beforeCommit<T>(
     committing = false;
     return work(() => (committing = true));
   };
-  return policy ? policy.retry(attempt, () => !committing) : attempt();
+  return policy ? policy.retry(attempt, (error) => !committing || surelyNotCommitted(error)) : attempt();
+}
+
+/** A read, again on a fresh connection while an outage lasts (within the wait): reads are safe to repeat. */
+export function repeatable<T>(dataSource: DataSource, read: () => Promise<T>): Promise<T> {
+  const policy = policies.get(dataSource);
+  return policy ? policy.retry(read, () => true) : readWithRetry(read);
 }

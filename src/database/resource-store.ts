@@ -13,8 +13,7 @@ import { decodeCursor, encodeCursor } from '../common/pagination/cursor';
 import { Page } from '../common/pagination/page';
 import { Metrics } from '../observability/metrics';
 import { GroupCommit } from './group-commit';
-import { readWithRetry } from './outage';
-import { beforeCommit } from './outage-wait';
+import { beforeCommit, repeatable } from './outage-wait';
 import { sqliteGateOf } from './sqlite-gate';
 
 export type Row = ObjectLiteral & { id: number };
@@ -71,7 +70,9 @@ export class ResourceStore<E extends Row> {
     const key = `${this.table}/${id}`;
     const cached = this.cache.get<E>('row', key);
     if (cached) return cached;
-    const row = await readWithRetry(() => this.repository.findOneBy({ id } as FindOptionsWhere<E>));
+    const row = await repeatable(this.repository.manager.connection, () =>
+      this.repository.findOneBy({ id } as FindOptionsWhere<E>),
+    );
     if (row) this.cache.set(key, row);
     return row;
   }
@@ -93,7 +94,7 @@ export class ResourceStore<E extends Row> {
     if (cached) return cached;
 
     if (afterId > 0) where.id = MoreThan(afterId);
-    const rows = await readWithRetry(() =>
+    const rows = await repeatable(this.repository.manager.connection, () =>
       this.repository.find({
         where: where as FindOptionsWhere<E>,
         order: { id: 'ASC' } as FindOptionsOrder<E>,
