@@ -36,8 +36,9 @@ function claimId(claimed: ClaimedKey): string {
 
 /** 409 while another request holds the key, with when its lease ends at the latest. */
 function conflict(leaseLeftMs: number): ApiException {
+  const seconds = Math.ceil(Math.min(leaseLeftMs, IN_FLIGHT_LEASE_MS) / 1000);
   return new ApiException('idempotency_conflict', undefined, undefined, {
-    'Retry-After': String(Math.max(1, Math.ceil(leaseLeftMs / 1000))),
+    'Retry-After': String(Math.max(1, seconds)),
   });
 }
 
@@ -135,7 +136,7 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
         if (existing.requestHash !== requestHash) {
           throw new ApiException('idempotency_key_reused');
         }
-        if (existing.state === 'in_flight') throw conflict(existing.expiresAt - now);
+        if (existing.state === 'in_flight') throw conflict(existing.expiresAt - Date.now());
         return {
           kind: 'replay',
           response: {
