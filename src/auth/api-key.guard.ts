@@ -51,7 +51,13 @@ export class ApiKeyGuard implements CanActivate {
       }
       const owner = keyDigest.toString('hex');
       if (!this.storedKeys.isKnown(owner)) reserved = await this.reserve(request);
-      verdict = await this.storedKeys.verifyDigest(owner);
+      try {
+        verdict = await this.storedKeys.verifyDigest(owner);
+      } catch (error) {
+        // The lookup failed (the database is away): not a failure of the key.
+        if (reserved) await this.budget?.refund(addressOf(request));
+        throw error;
+      }
       if (verdict === 'valid') {
         if (reserved) await this.budget?.refund(addressOf(request));
         setCaller(request, { owner });

@@ -107,7 +107,8 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
           responseBody: null,
           location: null,
           createdAt: now,
-          expiresAt: now + IN_FLIGHT_LEASE_MS,
+          // From now, not from when the request began: it may have waited for the database.
+          expiresAt: Date.now() + IN_FLIGHT_LEASE_MS,
         });
         return { kind: 'new', claimed: { owner, idempotencyKey, createdAt: now } };
       } catch (insertError) {
@@ -123,12 +124,12 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
         const stale =
           existing.expiresAt <= now || (existing.state === 'in_flight' && this.unreleased.has(abandoned));
         if (stale) {
-          // A record in flight is taken over only while it still is (not if its work committed meanwhile).
-          const expired = existing.expiresAt <= now;
+          // Only the record as it was read: not one whose work committed meanwhile, nor one renewed.
           await this.records.delete({
             id: existing.id,
             createdAt: existing.createdAt,
-            ...(expired ? {} : { state: 'in_flight' as const }),
+            state: existing.state,
+            expiresAt: existing.expiresAt,
           });
           this.unreleased.delete(abandoned);
           continue;

@@ -48,7 +48,7 @@ describe('redactUrl', () => {
       '/v1/[Redacted]/x?y=[Redacted]',
     ],
   ])('redacts a key-shaped value %s', (_label, url, expected) => {
-    protectSecrets(['configured-secret-0123456789']);
+    protectSecrets(['configured-secret-0123456789', 'key_two.0123456789~+/=']);
     expect(redactUrl(url)).toBe(expected);
   });
 

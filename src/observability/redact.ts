@@ -32,15 +32,27 @@ export function protectSecrets(values: readonly string[]): void {
   keyShaped = new RegExp([keyShaped.source, ...escaped].join('|'));
 }
 
-function decoded(text: string): string {
+function decoded(text: string, plusIsSpace: boolean): string {
   try {
-    return decodeURIComponent(text.replace(/\+/g, ' '));
+    return decodeURIComponent(plusIsSpace ? text.replace(/\+/g, ' ') : text);
   } catch {
     return text; // a malformed escape: judged as written
   }
 }
 
-const holdsKey = (text: string) => keyShaped.test(text) || keyShaped.test(decoded(text));
+/** As written, and decoded: a `+` is a space in a query, itself in a path. */
+const holdsKey = (text: string, inQuery: boolean) =>
+  keyShaped.test(text) ||
+  keyShaped.test(decoded(text, false)) ||
+  (inQuery && keyShaped.test(decoded(text, true)));
+
+/** Keys as written are cut out of the path whole (one may hold `/`); escaped ones take their segment. */
+function redactPath(path: string): string {
+  const cut = path.replace(new RegExp(keyShaped.source, 'g'), REDACTED);
+  const segments = cut.split('/').map((segment) => (holdsKey(segment, false) ? REDACTED : segment));
+  const redacted = segments.join('/');
+  return holdsKey(redacted, false) ? `/${REDACTED}` : redacted;
+}
 
 /**
  * The URL as it may be logged: a path segment or query value that holds a key-shaped value
@@ -50,16 +62,13 @@ const holdsKey = (text: string) => keyShaped.test(text) || keyShaped.test(decode
 export function redactUrl(url: string): string {
   if (!url.includes('?') && !url.includes('%') && !keyShaped.test(url)) return url;
   const start = url.indexOf('?');
-  const path = (start === -1 ? url : url.slice(0, start))
-    .split('/')
-    .map((segment) => (holdsKey(segment) ? REDACTED : segment))
-    .join('/');
+  const path = redactPath(start === -1 ? url : url.slice(0, start));
   if (start === -1) return path;
   const query = url.slice(start + 1).replace(/[^&;]+/g, (part) => {
     const separator = part.indexOf('=');
     const name = separator === -1 ? part : part.slice(0, separator);
-    if (separator === -1) return holdsKey(part) ? REDACTED : part;
-    return SECRET_NAME.test(decoded(name)) || holdsKey(part) ? `${name}=${REDACTED}` : part;
+    if (separator === -1) return holdsKey(part, true) ? REDACTED : part;
+    return SECRET_NAME.test(decoded(name, true)) || holdsKey(part, true) ? `${name}=${REDACTED}` : part;
   });
   return `${path}?${query}`;
 }
