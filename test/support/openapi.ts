@@ -53,6 +53,41 @@ function defaultCodes(operation: OperationObject): string[] {
   );
 }
 
+/**
+ * Ajv as OpenAPI 3.0 schemas need it: strict, with OpenAPI's formats (int64's ends judged in
+ * double precision, as a JavaScript client reads them) and its annotation keywords, each schema
+ * compiled once.
+ */
+export class OpenApiSchemas {
+  private readonly ajv = new Ajv({ strict: true, allErrors: true });
+  private readonly compiled = new Map<object, ValidateFunction>();
+
+  constructor() {
+    addFormats(this.ajv);
+    this.ajv.addFormat('int64', {
+      type: 'number',
+      validate: (value: number) => Number.isInteger(value) && Math.abs(value) <= 2 ** 63,
+    });
+    this.ajv.addFormat('int32', {
+      type: 'number',
+      validate: (value: number) => Number.isInteger(value) && Math.abs(value) <= 2 ** 31,
+    });
+    // OpenAPI's annotation keywords, which JSON Schema does not know.
+    this.ajv.addVocabulary(['example', 'xml', 'externalDocs', 'discriminator']);
+  }
+
+  /** What `value` breaks of `schema`, each problem prefixed with `at`; empty when valid. */
+  problems(schema: SchemaObject, value: unknown, at: string): string[] {
+    let validate = this.compiled.get(schema);
+    if (!validate) {
+      validate = this.ajv.compile(schema);
+      this.compiled.set(schema, validate);
+    }
+    if (validate(value)) return [];
+    return (validate.errors ?? []).map((error) => `${at}${error.instancePath} ${error.message ?? ''}`);
+  }
+}
+
 interface CoveredOperation extends DocumentedOperation {
   matches: RegExp;
 }
@@ -71,8 +106,7 @@ export class ContractValidator {
   readonly seen = new Set<string>();
   /** Every (operation, status) pair the covered operations document, as `listPets 200`. */
   private readonly documented: readonly string[];
-  private readonly ajv = new Ajv({ strict: true, allErrors: true });
-  private readonly validators = new Map<object, ValidateFunction>();
+  private readonly schemas = new OpenApiSchemas();
 
   private constructor(
     private readonly prefixes: readonly string[],
@@ -82,14 +116,6 @@ export class ContractValidator {
     this.documented = operations.flatMap(({ operation }) =>
       Object.keys(operation.responses).map((status) => `${operation.operationId} ${status}`),
     );
-    addFormats(this.ajv);
-    this.ajv.addFormat('int64', { type: 'number', validate: (value: number) => Number.isInteger(value) });
-    this.ajv.addFormat('int32', {
-      type: 'number',
-      validate: (value: number) => Number.isInteger(value) && Math.abs(value) <= 2 ** 31,
-    });
-    // OpenAPI's annotation keywords, which JSON Schema does not know.
-    this.ajv.addVocabulary(['example', 'xml', 'externalDocs', 'discriminator']);
   }
 
   /**
@@ -156,9 +182,7 @@ export class ContractValidator {
     if (!media) return res.text ? [`an undocumented body: ${res.text}`] : [];
     const contentType = String(res.headers['content-type'] ?? '');
     if (!contentType.startsWith('application/json')) return [`Content-Type is "${contentType}", not JSON`];
-    const validate = this.validator(media.schema as SchemaObject);
-    if (validate(res.body)) return [];
-    return (validate.errors ?? []).map((error) => `body${error.instancePath} ${error.message ?? ''}`);
+    return this.schemas.problems(media.schema as SchemaObject, res.body, 'body');
   }
 
   private headerProblems(response: ResponseObject, res: Response): string[] {
@@ -166,18 +190,7 @@ export class ContractValidator {
       const header = definition as HeaderObject;
       const value = res.headers[name.toLowerCase()] as string | undefined;
       if (value === undefined) return header.required ? [`required header ${name} is missing`] : [];
-      const problem = `header ${name}: "${value}"`;
-      const validate = this.validator(header.schema as SchemaObject);
-      return validate(value) ? [] : [`${problem} ${this.ajv.errorsText(validate.errors)}`];
+      return this.schemas.problems(header.schema as SchemaObject, value, `header ${name}: "${value}"`);
     });
-  }
-
-  private validator(schema: SchemaObject): ValidateFunction {
-    let validate = this.validators.get(schema);
-    if (!validate) {
-      validate = this.ajv.compile(schema);
-      this.validators.set(schema, validate);
-    }
-    return validate;
   }
 }

@@ -8,9 +8,7 @@ import type {
   RequestBodyObject,
   SchemaObject,
 } from '@nestjs/swagger';
-import Ajv, { ValidateFunction } from 'ajv';
-import addFormats from 'ajv-formats';
-import { OPENAPI_FILE, operationsOf } from './openapi';
+import { OpenApiSchemas, OPENAPI_FILE, operationsOf } from './openapi';
 
 export interface PlainRequest {
   method: string;
@@ -31,31 +29,18 @@ const DECODERS: Record<string, (body: Buffer) => Buffer> = {
  * Whether the committed document calls a request valid, judged as a client generator or a
  * validating proxy would: the operation by method and path (case-sensitive, no trailing slash),
  * parameters decoded as OpenAPI's `form` and `simple` styles say (an integer written in decimal
- * digits) and checked against their schemas, the body against its schema, all with Ajv in
- * Unicode mode. Four rules of the body come from the document's text, since no schema can state
+ * digits) and checked against their schemas, the body against its schema, all with Ajv
+ * (`OpenApiSchemas`) in Unicode mode. Four rules of the body come from the document's text, since no schema can state
  * them: a body, on any operation, is JSON; a `charset` is utf-8; the size limit in bytes after
  * any `Content-Encoding` (gzip, deflate, br) is undone; and the bytes are UTF-8.
  */
 export class RequestValidator {
-  private readonly ajv = new Ajv({ strict: true, allErrors: true });
-  private readonly compiled = new Map<object, ValidateFunction>();
+  private readonly schemas = new OpenApiSchemas();
 
   private constructor(
     private readonly document: OpenAPIObject,
     private readonly bodyLimit: number,
-  ) {
-    addFormats(this.ajv);
-    // int64's ends are judged in double precision, as a JavaScript client reads them.
-    this.ajv.addFormat('int64', {
-      type: 'number',
-      validate: (value: number) => Number.isInteger(value) && Math.abs(value) <= 2 ** 63,
-    });
-    this.ajv.addFormat('int32', {
-      type: 'number',
-      validate: (value: number) => Number.isInteger(value) && Math.abs(value) <= 2 ** 31,
-    });
-    this.ajv.addVocabulary(['example', 'xml', 'externalDocs', 'discriminator']);
-  }
+  ) {}
 
   static async load(): Promise<RequestValidator> {
     const document = (await SwaggerParser.dereference(OPENAPI_FILE)) as unknown as OpenAPIObject;
@@ -130,7 +115,7 @@ export class RequestValidator {
         continue;
       }
       const value = schema.type === 'integer' && /^-?\d+$/.test(text) ? Number(text) : text;
-      problems.push(...this.schemaProblems(schema, value, parameter.name));
+      problems.push(...this.schemas.problems(schema, value, parameter.name));
     }
     return [...problems, ...this.bodyProblems(operation, request)];
   }
@@ -164,17 +149,7 @@ export class RequestValidator {
     } catch {
       return ['the body is not JSON'];
     }
-    return media.schema ? this.schemaProblems(media.schema as SchemaObject, value, 'body') : [];
-  }
-
-  private schemaProblems(schema: SchemaObject, value: unknown, at: string): string[] {
-    let validate = this.compiled.get(schema);
-    if (!validate) {
-      validate = this.ajv.compile(schema);
-      this.compiled.set(schema, validate);
-    }
-    if (validate(value)) return [];
-    return (validate.errors ?? []).map((error) => `${at}${error.instancePath} ${error.message ?? ''}`);
+    return media.schema ? this.schemas.problems(media.schema as SchemaObject, value, 'body') : [];
   }
 }
 
