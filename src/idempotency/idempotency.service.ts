@@ -78,24 +78,24 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
 
   /** Within the database's outage wait, a claim whose answer was lost is tried again, and takes its own record over. */
   claim(owner: string, idempotencyKey: string, requestHash: string, now = Date.now()): Promise<Claim> {
+    let createdAt: number | undefined;
     return beforeCommit(this.records.manager.connection, async () => {
+      // Each attempt claims under its own time: the background release of a failed attempt's
+      // record must never match the record of the attempt that succeeded.
+      createdAt = createdAt === undefined ? now : Math.max(Date.now(), createdAt + 1);
+      const claimed = { owner, idempotencyKey, createdAt };
       try {
-        return await this.claimKey(owner, idempotencyKey, requestHash, now);
+        return await this.claimKey(claimed, requestHash, now);
       } catch (error) {
         // The INSERT may have committed although its answer was lost: that record must not block a retry.
-        if (databaseOutageCause(error) !== undefined)
-          this.releaseLater({ owner, idempotencyKey, createdAt: now });
+        if (databaseOutageCause(error) !== undefined) this.releaseLater(claimed);
         throw error;
       }
     });
   }
 
-  private async claimKey(
-    owner: string,
-    idempotencyKey: string,
-    requestHash: string,
-    now: number,
-  ): Promise<Claim> {
+  private async claimKey(claimed: ClaimedKey, requestHash: string, now: number): Promise<Claim> {
+    const { owner, idempotencyKey, createdAt } = claimed;
     for (let attempt = 0; attempt < 3; attempt++) {
       try {
         await this.records.insert({
@@ -106,11 +106,11 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
           statusCode: null,
           responseBody: null,
           location: null,
-          createdAt: now,
+          createdAt,
           // From now, not from when the request began: it may have waited for the database.
           expiresAt: Date.now() + IN_FLIGHT_LEASE_MS,
         });
-        return { kind: 'new', claimed: { owner, idempotencyKey, createdAt: now } };
+        return { kind: 'new', claimed };
       } catch (insertError) {
         // Not a duplicate key: the database is away (and has been waited for already).
         if (databaseOutageCause(insertError) !== undefined) throw insertError;
