@@ -1,11 +1,22 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { errorCatalogueTable } from './common/errors/error-codes';
 import { loadConfig } from './config/app-config';
 import { createApp, DOCS_PATH } from './setup-app';
 
 const TARGET = join(__dirname, '..', 'openapi.yaml');
+/** The docs whose error table is the catalogue's (with every module's codes). */
+const ERROR_TABLE_DOCS = [join(__dirname, '..', 'docs', 'api.md')];
 
-/** `npm run openapi:export`: the document the app serves, under the default configuration, to openapi.yaml. */
+/** `markdown` with its `| status | code | when |` table replaced by the catalogue's. */
+export function withErrorTable(markdown: string): string {
+  return markdown.replace(/^\| status \| code \| when \|\n(?:\|.*\n?)*/m, `${errorCatalogueTable()}\n`);
+}
+
+/**
+ * `npm run openapi:export`: the document the app serves, under the default configuration, to
+ * openapi.yaml, and the error catalogue (a new module's codes too) to the docs' error table.
+ */
 async function exportOpenApi(): Promise<void> {
   const app = await createApp(loadConfig({ DATABASE_PATH: ':memory:', LOG_LEVEL: 'warn' }));
   try {
@@ -16,10 +27,12 @@ async function exportOpenApi(): Promise<void> {
   } finally {
     await app.close();
   }
-  console.log(`Wrote ${TARGET}`);
+  for (const doc of ERROR_TABLE_DOCS) writeFileSync(doc, withErrorTable(readFileSync(doc, 'utf8')));
+  console.log(`Wrote ${TARGET} and the error table of ${ERROR_TABLE_DOCS.length} doc(s)`);
 }
 
-exportOpenApi().catch((error: unknown) => {
-  console.error(`openapi:export failed: ${error instanceof Error ? error.message : String(error)}`);
-  process.exit(1);
-});
+if (require.main === module)
+  exportOpenApi().catch((error: unknown) => {
+    console.error(`openapi:export failed: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
+  });

@@ -1,7 +1,7 @@
 import { HttpException } from '@nestjs/common';
 import {
-  ERROR_CODES,
-  ErrorCode,
+  AnyErrorCode,
+  errorSpec,
   MAX_ERROR_DETAILS,
   MAX_FIELD_LENGTH,
   MAX_MESSAGE_LENGTH,
@@ -15,12 +15,12 @@ export interface ErrorDetail {
 /** An error the API answers on purpose. Services throw it; the exception filter writes it. */
 export class ApiException extends HttpException {
   constructor(
-    readonly code: ErrorCode,
-    message: string = ERROR_CODES[code].message,
+    readonly code: AnyErrorCode,
+    message: string = errorSpec(code).message,
     readonly details?: ErrorDetail[],
     readonly headers: Record<string, string> = {},
   ) {
-    super(message, ERROR_CODES[code].status);
+    super(message, errorSpec(code).status);
   }
 }
 

@@ -1,63 +1,39 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { ERROR_CODES, errorCatalogueTable, ErrorCode } from './error-codes';
+import { declareErrorCodes, errorCatalogueTable, errorCodes, errorSpec } from './error-codes';
+import { ApiException } from './api-exception';
 
-const ROOT = join(__dirname, '..', '..', '..');
-const HEADER = '| status | code | when |';
-
-/** The rows of every `| status | code | when |` table in a Markdown text. */
-function errorTables(markdown: string): string[][] {
-  const lines = markdown.split('\n');
-  const tables: string[][] = [];
-  lines.forEach((line, index) => {
-    if (line.trim() !== HEADER) return;
-    const rows: string[] = [];
-    for (let i = index + 2; i < lines.length && lines[i].startsWith('|'); i++) rows.push(lines[i].trim());
-    tables.push(rows);
-  });
-  return tables;
-}
-
-const catalogueRows = errorCatalogueTable().split('\n').slice(2);
-
-/** Codes the service can answer that decisions.md does not list yet. */
-const NOT_IN_DECISIONS: ErrorCode[] = ['forbidden'];
+const spec = { status: 422, message: 'No such thing.', when: 'the thing is unknown' };
 
 describe('the error catalogue', () => {
-  it('is a table with one row per code, in the order of the catalogue', () => {
-    expect(catalogueRows).toHaveLength(Object.keys(ERROR_CODES).length);
-    expect(catalogueRows[0]).toBe(
+  it('is a table with one row per code, by status', () => {
+    const rows = errorCatalogueTable().split('\n').slice(2);
+    expect(rows).toHaveLength(errorCodes().length);
+    expect(rows[0]).toBe(
       '| 400 | `validation_failed` | body or parameters break a rule; `message` and `details` name each field |',
     );
+    const statuses = rows.map((row) => Number(row.split('|')[1]));
+    expect(statuses).toEqual([...statuses].sort((a, b) => a - b));
   });
 
-  it('has every code and status of decisions.md, and nothing else but the codes named here', () => {
-    const decisions = readFileSync(join(ROOT, 'docs', 'spec', 'decisions.md'), 'utf8');
-    const [table] = errorTables(decisions);
-    const decided = table.map((row) => {
-      const [, status, code] = row.split('|').map((cell) => cell.trim());
-      return `${status} ${code.replace(/`/g, '')}`;
-    });
-    const catalogued = (Object.keys(ERROR_CODES) as ErrorCode[])
-      .filter((code) => !NOT_IN_DECISIONS.includes(code))
-      .map((code) => `${ERROR_CODES[code].status} ${code}`);
+  it("takes a module's codes: they are thrown like the service's and join the table at their status", () => {
+    const { unknown_widget } = declareErrorCodes('gadgets', { unknown_widget: spec });
+    const error = new ApiException(unknown_widget, undefined, [{ field: 'widgetId', message: 'unknown' }]);
 
-    expect(decided.sort()).toEqual(catalogued.sort());
+    expect(error.getStatus()).toBe(422);
+    expect(error.message).toBe('No such thing.');
+    expect(errorSpec(unknown_widget)).toMatchObject(spec);
+    const codes = errorCodes();
+    expect(codes.indexOf(unknown_widget)).toBe(codes.indexOf('idempotency_key_reused') + 1);
+    expect(errorCatalogueTable()).toContain('| 422 | `unknown_widget` | the thing is unknown |');
   });
 
-  it('is the error table of every document that has one (README.md, docs/)', () => {
-    const docs = join(ROOT, 'docs');
-    const files = [
-      join(ROOT, 'README.md'),
-      ...readdirSync(docs)
-        .filter((name) => name.endsWith('.md'))
-        .map((name) => join(docs, name)),
-    ].filter((file) => existsSync(file));
-    const tables = files.flatMap((file) =>
-      errorTables(readFileSync(file, 'utf8')).map((rows) => ({ file, rows })),
-    );
-
-    expect(tables.length).toBeGreaterThan(0);
-    for (const { file, rows } of tables) expect({ file, rows }).toEqual({ file, rows: catalogueRows });
+  it('keeps codes unique across modules, and a module to client errors in snake_case', () => {
+    declareErrorCodes('gizmos', { gizmo_gone: spec });
+    // The same module loaded again declares the same codes again.
+    expect(() => declareErrorCodes('gizmos', { gizmo_gone: spec })).not.toThrow();
+    expect(() => declareErrorCodes('others', { gizmo_gone: spec })).toThrow(/taken by gizmos/);
+    expect(() => declareErrorCodes('others', { not_found: spec })).toThrow(/taken by the service/);
+    expect(() => declareErrorCodes('others', { 'Bad-Code': spec })).toThrow(/snake_case/);
+    expect(() => declareErrorCodes('others', { broke: { ...spec, status: 500 } })).toThrow(/4xx/);
+    expect(() => errorSpec('never_declared' as never)).toThrow(/not in the catalogue/);
   });
 });

@@ -1,6 +1,12 @@
+export interface ErrorSpec {
+  status: number;
+  message: string;
+  when: string;
+}
+
 /**
- * The error catalogue: every stable code with its status, default message and when it is
- * answered. The OpenAPI description is made from it; a test holds the docs' tables to it.
+ * The service's own codes. With the codes modules declare (`declareErrorCodes`) they make the one
+ * catalogue that the exception filter, `@ApiErrors`, the OpenAPI document and the docs' tables use.
  */
 export const ERROR_CODES = {
   validation_failed: {
@@ -33,7 +39,7 @@ export const ERROR_CODES = {
   not_found: {
     status: 404,
     message: 'The requested resource could not be found.',
-    when: 'unknown animal, or no such route (with or without a key)',
+    when: 'no resource has the id, or no such route (with or without a key)',
   },
   method_not_allowed: {
     status: 405,
@@ -50,6 +56,16 @@ export const ERROR_CODES = {
     message: 'A request with this Idempotency-Key is still being processed.',
     when: 'a create with the same `Idempotency-Key` is still in flight',
   },
+  still_referenced: {
+    status: 409,
+    message: 'Other records still refer to this one.',
+    when: 'a delete of a record that records of another module refer to',
+  },
+  precondition_failed: {
+    status: 412,
+    message: 'The resource has changed: If-Match does not name its current ETag.',
+    when: "an update or delete whose `If-Match` does not name the resource's current `ETag`",
+  },
   payload_too_large: {
     status: 413,
     message: 'The request body is larger than the limit.',
@@ -58,7 +74,9 @@ export const ERROR_CODES = {
   unsupported_media_type: {
     status: 415,
     message: 'The request body must be sent as application/json (UTF-8).',
-    when: 'body not sent as `application/json` in UTF-8 (another `charset` is refused)',
+    when:
+      'body not sent as `application/json` (a `PATCH`: `application/merge-patch+json`) in UTF-8 ' +
+      '(another `charset` is refused)',
   },
   expectation_failed: {
     status: 417,
@@ -69,6 +87,11 @@ export const ERROR_CODES = {
     status: 422,
     message: 'This Idempotency-Key was already used with a different request body.',
     when: 'the `Idempotency-Key` was used before with another body',
+  },
+  precondition_required: {
+    status: 428,
+    message: 'Send If-Match with the ETag of the resource to change it.',
+    when: 'an update without `If-Match`',
   },
   rate_limited: {
     status: 429,
@@ -94,9 +117,55 @@ export const ERROR_CODES = {
       'the database is unreachable, restarting, busy past its timeout or out of space, or the instance ' +
       'is not ready; `Retry-After` says when to retry',
   },
-} as const satisfies Record<string, { status: number; message: string; when: string }>;
+} as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** A code a module declared with `declareErrorCodes`. */
+export type ModuleErrorCode = string & { readonly declaredByAModule: true };
+
+export type AnyErrorCode = ErrorCode | ModuleErrorCode;
+
+const CODE_FORMAT = /^[a-z][a-z0-9_]{0,63}$/;
+
+const catalogue = new Map<string, ErrorSpec & { module?: string }>(Object.entries(ERROR_CODES));
+
+/**
+ * Adds a module's codes (client errors: 4xx) to the catalogue, next to the code that throws them.
+ * A code belongs to one module: declaring one the service or another module has is an error.
+ */
+export function declareErrorCodes<const C extends Record<string, ErrorSpec>>(
+  module: string,
+  codes: C,
+): { readonly [K in keyof C]: ModuleErrorCode } {
+  for (const [code, spec] of Object.entries(codes)) {
+    const taken = catalogue.get(code);
+    // The same declaration read twice (a module loaded again) is not a clash.
+    if (taken && !(taken.module === module && JSON.stringify({ ...spec, module }) === JSON.stringify(taken)))
+      throw new Error(`error code ${code} of ${module} is taken by ${taken.module ?? 'the service'}`);
+    if (!CODE_FORMAT.test(code)) throw new Error(`error code ${code} of ${module} is not snake_case`);
+    if (!Number.isInteger(spec.status) || spec.status < 400 || spec.status > 499)
+      throw new Error(`error code ${code} of ${module}: a module's codes are 4xx`);
+    catalogue.set(code, { ...spec, module });
+  }
+  return Object.fromEntries(Object.keys(codes).map((code) => [code, code])) as {
+    [K in keyof C]: ModuleErrorCode;
+  };
+}
+
+export function errorSpec(code: AnyErrorCode): ErrorSpec {
+  const spec = catalogue.get(code);
+  if (!spec) throw new Error(`error code ${code} is not in the catalogue`);
+  return spec;
+}
+
+/** Every code of the catalogue, by status (the service's first within one). */
+export function errorCodes(): AnyErrorCode[] {
+  return [...catalogue.entries()]
+    .map(([code, spec], index) => ({ code, spec, index }))
+    .sort((a, b) => a.spec.status - b.spec.status || a.index - b.index)
+    .map(({ code }) => code as AnyErrorCode);
+}
 
 /** Bounds of an error body, which the OpenAPI document states. */
 export const MAX_MESSAGE_LENGTH = 4096;
@@ -112,8 +181,9 @@ export function codeForStatus(status: number): ErrorCode {
 
 /** The catalogue as a Markdown table (`| status | code | when |`), as the docs show it. */
 export function errorCatalogueTable(): string {
-  const rows = (Object.keys(ERROR_CODES) as ErrorCode[]).map(
-    (code) => `| ${ERROR_CODES[code].status} | \`${code}\` | ${ERROR_CODES[code].when} |`,
-  );
+  const rows = errorCodes().map((code) => {
+    const { status, when } = errorSpec(code);
+    return `| ${status} | \`${code}\` | ${when} |`;
+  });
   return ['| status | code | when |', '|---|---|---|', ...rows].join('\n');
 }

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
-import { ERROR_CODES, MAX_ERROR_DETAILS, MAX_FIELD_LENGTH, MAX_MESSAGE_LENGTH } from './error-codes';
+import { errorCodes, MAX_ERROR_DETAILS, MAX_FIELD_LENGTH, MAX_MESSAGE_LENGTH } from './error-codes';
 
 @ApiSchema({ name: 'ErrorDetail' })
 export class ErrorDetailDto {
@@ -15,7 +15,7 @@ export class ErrorDetailDto {
 @ApiSchema({ name: 'Error' })
 export class ErrorDto {
   @ApiProperty({
-    enum: Object.keys(ERROR_CODES),
+    enum: errorCodes(),
     enumName: 'ErrorCode',
     description:
       'Machine-readable error code, stable; the table in the API description says when each is answered.',

@@ -1,7 +1,7 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiDefaultResponse, ApiResponse, HeaderObject } from '@nestjs/swagger';
 import { BEARER_CHALLENGE, INVALID_TOKEN_CHALLENGE } from '../errors/bearer-challenge';
-import { ERROR_CODES, ErrorCode } from '../errors/error-codes';
+import { AnyErrorCode, ERROR_CODES, ErrorCode, errorSpec } from '../errors/error-codes';
 import { ErrorDto } from '../errors/error.dto';
 
 export type ResponseHeaders = Record<string, HeaderObject>;
@@ -9,7 +9,7 @@ export type ResponseHeaders = Record<string, HeaderObject>;
 interface ErrorResponse {
   description: string;
   /** The code of the example shown with the response. */
-  code: ErrorCode;
+  code: AnyErrorCode;
   /** Real messages of the code, one example each, where it has more than its default. */
   messages?: readonly string[];
   headers?: ResponseHeaders;
@@ -46,6 +46,18 @@ const ERROR_RESPONSES = {
     },
   },
   404: { description: 'The requested resource could not be found (`not_found`).', code: 'not_found' },
+  412: {
+    description:
+      "`If-Match` does not name the resource's current `ETag` (`precondition_failed`): it has changed " +
+      'since it was read. Read it again (its `ETag` with it), then decide.',
+    code: 'precondition_failed',
+  },
+  428: {
+    description:
+      'The request must be conditional (`precondition_required`): send `If-Match` with the `ETag` of the ' +
+      'version the change is based on.',
+    code: 'precondition_required',
+  },
   409: {
     description:
       'A request with the same `Idempotency-Key` is still being processed (`idempotency_conflict`); ' +
@@ -107,12 +119,12 @@ const PROTOCOL_CODES: readonly ErrorCode[] = [
   'headers_too_large',
 ];
 
-function examplesOf(code: ErrorCode, messages: readonly string[] = [ERROR_CODES[code].message]) {
-  const status = ERROR_CODES[code].status;
+function examplesOf(code: AnyErrorCode, messages: readonly string[] = [errorSpec(code).message]) {
+  const status = errorSpec(code).status;
   return messages.map((message) => ({ code, message, status }));
 }
 
-function withExamples(bodies: ReadonlyArray<{ code: ErrorCode; message: string; status: number }>) {
+function withExamples(bodies: ReadonlyArray<{ code: AnyErrorCode; message: string; status: number }>) {
   if (bodies.length === 1) return { example: bodies[0] };
   return {
     examples: Object.fromEntries(
@@ -121,20 +133,43 @@ function withExamples(bodies: ReadonlyArray<{ code: ErrorCode; message: string; 
   };
 }
 
-/** Documents an operation's error responses, each with the `Error` body, examples and its headers. */
+/** The response of a status as the service documents it, or of a code by its catalogue entry. */
+function responseOf(entry: DocumentedErrorStatus | AnyErrorCode): {
+  status: number;
+  response: ErrorResponse;
+} {
+  if (typeof entry === 'number') return { status: entry, response: ERROR_RESPONSES[entry] };
+  const { status, when } = errorSpec(entry);
+  const standard = (ERROR_RESPONSES as Record<number, ErrorResponse | undefined>)[status];
+  if (standard?.code === entry) return { status, response: standard };
+  return {
+    status,
+    response: { description: `${when.charAt(0).toUpperCase()}${when.slice(1)} (\`${entry}\`).`, code: entry },
+  };
+}
+
+/**
+ * Documents an operation's error responses, each with the `Error` body, examples and its headers:
+ * a status (its usual code), or a code (a module's own, or one the status's usual text does not
+ * cover). Entries of one status make one response with each one's text and example.
+ */
 export function ApiErrors(
-  statuses: readonly DocumentedErrorStatus[],
+  entries: readonly (DocumentedErrorStatus | AnyErrorCode)[],
   options: ApiErrorsOptions = {},
 ): MethodDecorator {
+  const byStatus = new Map<number, ErrorResponse[]>();
+  for (const { status, response } of entries.map(responseOf))
+    byStatus.set(status, [...(byStatus.get(status) ?? []), response]);
   return applyDecorators(
-    ...statuses.map((status) => {
-      const response: ErrorResponse = ERROR_RESPONSES[status];
-      const headers = { ...response.headers, ...options.headers };
+    ...[...byStatus].map(([status, responses]) => {
+      const headers: ResponseHeaders = {};
+      for (const response of responses) Object.assign(headers, response.headers);
+      Object.assign(headers, options.headers);
       return ApiResponse({
         status,
-        description: response.description,
+        description: responses.map((response) => response.description).join(' '),
         type: ErrorDto,
-        ...withExamples(examplesOf(response.code, response.messages)),
+        ...withExamples(responses.flatMap((response) => examplesOf(response.code, response.messages))),
         ...(Object.keys(headers).length > 0 ? { headers } : {}),
       });
     }),
