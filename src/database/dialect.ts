@@ -35,3 +35,11 @@ export class AppDataSource extends DataSource {
     }
   }
 }
+
+/** A statement refused because a foreign key would break (PostgreSQL 23503, SQLite's constraint error). */
+export function isForeignKeyViolation(error: unknown): boolean {
+  const { driverError } = (error ?? {}) as { driverError?: { code?: unknown; message?: unknown } };
+  const cause = driverError ?? (error as { code?: unknown; message?: unknown } | undefined);
+  if (cause?.code === '23503') return true;
+  return cause?.code === 'SQLITE_CONSTRAINT' && String(cause.message).includes('FOREIGN KEY');
+}

@@ -153,6 +153,25 @@ describe('GroupCommit', () => {
     expect(commit).toHaveBeenCalledTimes(2);
   });
 
+  it('commits each item of a group alone after an error sure to have written nothing, failing only the bad one', async () => {
+    const refused = new Error('FOREIGN KEY constraint failed');
+    const commit = jest.fn((items: string[]) =>
+      items.includes('bad')
+        ? Promise.reject(refused)
+        : Promise.resolve(items.map((item) => item.toUpperCase())),
+    );
+    const group = new GroupCommit(commit, MAX_GROUP_SIZE, 1, (error) => error === refused);
+
+    const results = await Promise.allSettled(['a', 'bad', 'c'].map((item) => group.add(item)));
+
+    expect(results).toEqual([
+      { status: 'fulfilled', value: 'A' },
+      { status: 'rejected', reason: refused },
+      { status: 'fulfilled', value: 'C' },
+    ]);
+    expect(commit.mock.calls.map(([items]) => items)).toEqual([['a', 'bad', 'c'], ['a'], ['bad'], ['c']]);
+  });
+
   it('starts again after it went idle', async () => {
     const commit = jest.fn((items: string[]) => Promise.resolve(items));
     const group = new GroupCommit(commit);

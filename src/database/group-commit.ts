@@ -12,7 +12,8 @@ export const MAX_GROUPS_IN_FLIGHT = 2;
 /**
  * Writes that arrive while commits run go together in the next one: N concurrent writes cost one
  * commit instead of N. `commit` must be atomic and return one result per item; a failed group is
- * not retried item by item, since a failure reported after a write would then store it twice.
+ * retried item by item only for errors `retryAlone` names (ones sure to leave nothing written): a
+ * failure reported after a write would store it twice.
  */
 export class GroupCommit<T, R> {
   private queue: Pending<T, R>[] = [];
@@ -23,6 +24,7 @@ export class GroupCommit<T, R> {
     private readonly commit: (items: T[]) => Promise<R[]>,
     private readonly maxGroupSize = MAX_GROUP_SIZE,
     private readonly maxInFlight = MAX_GROUPS_IN_FLIGHT,
+    private readonly retryAlone: (error: unknown) => boolean = () => false,
   ) {}
 
   add(item: T): Promise<R> {
@@ -52,6 +54,10 @@ export class GroupCommit<T, R> {
       const results = await this.commit(group.map((pending) => pending.item));
       group.forEach((pending, index) => pending.resolve(results[index]));
     } catch (error) {
+      if (group.length > 1 && this.retryAlone(error)) {
+        for (const pending of group) await this.commitGroup([pending]);
+        return;
+      }
       group.forEach((pending) => pending.reject(error));
     }
   }

@@ -9,14 +9,24 @@ import {
 } from 'typeorm';
 import { LRUCache } from 'lru-cache';
 import { boundedLru } from '../common/bounded-lru';
+import { ApiException } from '../common/errors/api-exception';
 import { decodeCursor, encodeCursor } from '../common/pagination/cursor';
 import { Page } from '../common/pagination/page';
 import { Metrics } from '../observability/metrics';
-import { GroupCommit } from './group-commit';
+import { isForeignKeyViolation } from './dialect';
+import { GroupCommit, MAX_GROUP_SIZE, MAX_GROUPS_IN_FLIGHT } from './group-commit';
 import { beforeCommit, repeatable } from './outage-wait';
 import { sqliteGateOf } from './sqlite-gate';
 
 export type Row = ObjectLiteral & { id: number };
+
+/** A row that changes: `version` starts at 1 and grows by one with each update (its `ETag`). */
+export type VersionedRow = Row & { version: number };
+
+export interface StoreOptions {
+  /** Rows are updated and deleted: nothing of the table is cached, so no instance reads an old version. */
+  mutable?: boolean;
+}
 
 /** Work that must commit with a new row: how an idempotent create stores its answer. */
 export type WithCreated<E> = (manager: EntityManager, created: E) => Promise<void>;
@@ -51,29 +61,38 @@ interface PendingRow<E> {
 
 /**
  * How every module reads and writes its table (docs/architecture.md): rows by id and keyset pages
- * through TypeORM, cached, and creates committed in groups. The caches are exact: a row never
- * changes, and ids become visible in ascending order (`insert`), so a page with more rows after
- * it never changes either. A last page and a missing row are never kept.
+ * through TypeORM, cached, and creates committed in groups. The caches are exact: a row of a table
+ * that is not `mutable` never changes, and ids become visible in ascending order (`insert`), so a
+ * page with more rows after it never changes either. A last page and a missing row are never kept.
  */
 export class ResourceStore<E extends Row> {
-  private readonly inserts = new GroupCommit<PendingRow<E>, E>((pending) => this.insert(pending));
+  private readonly inserts = new GroupCommit<PendingRow<E>, E>(
+    (pending) => this.insert(pending),
+    MAX_GROUP_SIZE,
+    MAX_GROUPS_IN_FLIGHT,
+    // A foreign key refused one row of a group: the group rolled back, so each row alone is safe.
+    isForeignKeyViolation,
+  );
   private readonly table: string;
+  private readonly cache: ReadCache | undefined;
 
   constructor(
     private readonly repository: Repository<E>,
-    private readonly cache: ReadCache,
+    cache: ReadCache,
+    readonly options: StoreOptions = {},
   ) {
     this.table = repository.metadata.tablePath;
+    this.cache = options.mutable ? undefined : cache;
   }
 
   async get(id: number): Promise<E | null> {
     const key = `${this.table}/${id}`;
-    const cached = this.cache.get<E>('row', key);
+    const cached = this.cache?.get<E>('row', key);
     if (cached) return cached;
     const row = await repeatable(this.repository.manager.connection, () =>
       this.repository.findOneBy({ id } as FindOptionsWhere<E>),
     );
-    if (row) this.cache.set(key, row);
+    if (row) this.cache?.set(key, row);
     return row;
   }
 
@@ -90,7 +109,7 @@ export class ResourceStore<E extends Row> {
         ? 0
         : decodeCursor(request.cursor, filterValue, Object.keys(filter).join(', ')).afterId;
     const key = `${this.table}?${request.limit}&${afterId}&${Object.keys(where).join()}=${filterValue}`;
-    const cached = this.cache.get<Page<E>>('page', key);
+    const cached = this.cache?.get<Page<E>>('page', key);
     if (cached) return cached;
 
     if (afterId > 0) where.id = MoreThan(afterId);
@@ -107,12 +126,77 @@ export class ResourceStore<E extends Row> {
       items,
       nextCursor: encodeCursor({ afterId: items[items.length - 1].id, filter: filterValue }),
     };
-    this.cache.set(key, page);
+    this.cache?.set(key, page);
     return page;
   }
 
   create(row: Omit<E, 'id'>, inTransaction?: WithCreated<E>): Promise<E> {
     return this.inserts.add({ row, inTransaction });
+  }
+
+  /**
+   * Applies `changes` to the row when `matches` accepts it as it is (412 `precondition_failed` when
+   * not), its version one up, in one transaction that no other change of the row interleaves
+   * with; the row as it is now, or null when there is none.
+   */
+  update<V extends E & VersionedRow>(
+    this: ResourceStore<V>,
+    id: number,
+    changes: Partial<Omit<V, 'id' | 'version'>>,
+    matches: (row: V) => boolean,
+  ): Promise<V | null> {
+    // A property left out (undefined) stays as it is.
+    const set = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined));
+    return this.change(id, matches, async (transaction, row) => {
+      const updated = { ...row, ...set, version: row.version + 1 };
+      const where = { id } as FindOptionsWhere<V>;
+      await transaction.update(this.repository.target, where, { ...set, version: updated.version } as never);
+      return updated;
+    });
+  }
+
+  /**
+   * Removes the row when `matches` accepts it (412 when not); false when there is none, 409
+   * `still_referenced` when rows of other tables refer to it.
+   */
+  async delete(id: number, matches: (row: E) => boolean = () => true): Promise<boolean> {
+    try {
+      const deleted = await this.change(id, matches, async (transaction) => {
+        await transaction.delete(this.repository.target, { id });
+        return true;
+      });
+      return deleted ?? false;
+    } catch (error) {
+      if (isForeignKeyViolation(error)) throw new ApiException('still_referenced');
+      throw error;
+    }
+  }
+
+  /** Reads the row under a lock (PostgreSQL: FOR UPDATE; SQLite: the gate), checks it, then does `work`. */
+  private change<R>(
+    id: number,
+    matches: (row: E) => boolean,
+    work: (transaction: EntityManager, row: E) => Promise<R>,
+  ): Promise<R | null> {
+    if (!this.options.mutable) throw new Error(`${this.table} is not a mutable store`);
+    const { manager, target } = this.repository;
+    const postgres = manager.connection.options.type === 'postgres';
+    const transaction = () =>
+      beforeCommit(manager.connection, (reachedCommit) =>
+        manager.transaction(async (transaction) => {
+          const row = await transaction.findOne(target, {
+            where: { id } as FindOptionsWhere<E>,
+            ...(postgres ? { lock: { mode: 'pessimistic_write' as const } } : {}),
+          });
+          if (!row) return null;
+          if (!matches(row)) throw new ApiException('precondition_failed');
+          const result = await work(transaction, row);
+          reachedCommit();
+          return result;
+        }),
+      );
+    const gate = sqliteGateOf(manager.connection);
+    return gate ? gate.exclusive(transaction) : transaction();
   }
 
   /**
@@ -196,13 +280,15 @@ export class ResourceStores {
     this.cache = new ReadCache(options, metrics);
   }
 
-  of<E extends Row>(repository: Repository<E>): ResourceStore<E> {
+  of<E extends Row>(repository: Repository<E>, options: StoreOptions = {}): ResourceStore<E> {
     const table = repository.metadata.tablePath;
     let store = this.stores.get(table);
     if (!store) {
-      store = new ResourceStore(repository, this.cache) as unknown as ResourceStore<Row>;
+      store = new ResourceStore(repository, this.cache, options) as unknown as ResourceStore<Row>;
       this.stores.set(table, store);
     }
+    if (Boolean(store.options.mutable) !== Boolean(options.mutable))
+      throw new Error(`the store of ${table} is opened as mutable and as not`);
     return store as unknown as ResourceStore<E>;
   }
 
