@@ -4,6 +4,7 @@ import { NestExpressApplication } from '@nestjs/platform-express';
 import { SwaggerModule } from '@nestjs/swagger';
 import type { DestinationStream, Logger as PinoLogger } from 'pino';
 import { AppModule } from './app.module';
+import { ETAG_HEADER, IF_MATCH_HEADER } from './common/conditional-requests';
 import { API_PREFIX } from './common/resource-location';
 import { AppConfig } from './config/app-config';
 import { HEALTH_PATH } from './health/health.controller';
@@ -24,10 +25,17 @@ import { ROOT_LOGGER } from './observability/observability.module';
 
 export const DOCS_PATH = 'docs';
 
-export const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'Idempotency-Key', REQUEST_ID_HEADER];
+export const CORS_ALLOWED_HEADERS = [
+  'Authorization',
+  'Content-Type',
+  'Idempotency-Key',
+  IF_MATCH_HEADER,
+  REQUEST_ID_HEADER,
+];
 export const CORS_EXPOSED_HEADERS = [
   'Location',
   'Link',
+  ETAG_HEADER,
   'RateLimit',
   'RateLimit-Policy',
   'Retry-After',
@@ -54,7 +62,8 @@ function enableCors(app: NestExpressApplication, origins: readonly string[]): vo
 /** The HTTP pipeline of main.ts and the tests; request ids and the log first, so every answer has them. */
 export function setupApp(app: NestExpressApplication, config: AppConfig): void {
   app.disable('x-powered-by');
-  // API answers are `no-store`: an ETag would only cost a hash of every body.
+  // API answers are `no-store`: a hashed ETag would only cost time; resources that change send
+  // their version as theirs.
   app.set('etag', false);
   app.set('query parser', 'simple');
   const logger = app.get<PinoLogger>(ROOT_LOGGER);

@@ -252,7 +252,7 @@ describe('Security headers, CORS and API docs (e2e)', () => {
       expect(allowed.headers['access-control-allow-origin']).toBe(ORIGIN);
       expect(allowed.headers.vary).toMatch(/Origin/);
       expect(allowed.headers['access-control-expose-headers']).toBe(
-        'Location,Link,RateLimit,RateLimit-Policy,Retry-After,Idempotent-Replayed,X-Request-Id,Deprecation,Sunset',
+        'Location,Link,ETag,RateLimit,RateLimit-Policy,Retry-After,Idempotent-Replayed,X-Request-Id,Deprecation,Sunset',
       );
 
       const preflight = await request(http)
@@ -264,7 +264,7 @@ describe('Security headers, CORS and API docs (e2e)', () => {
       expect(preflight.headers['access-control-allow-origin']).toBe('http://localhost:5173');
       expect(preflight.headers['access-control-allow-methods']).toBe('GET,HEAD,POST');
       expect(preflight.headers['access-control-allow-headers']).toBe(
-        'Authorization,Content-Type,Idempotency-Key,X-Request-Id',
+        'Authorization,Content-Type,Idempotency-Key,If-Match,X-Request-Id',
       );
 
       // The methods follow the routes: one animal is read, never created or deleted.

@@ -13,6 +13,8 @@ const PARSER_ERRORS: Record<string, [ErrorCode, string?]> = {
   'request.aborted': ['bad_request', 'The request body was not sent completely.'],
 };
 
+export const MERGE_PATCH = 'application/merge-patch+json';
+
 function hasBody(req: Request): boolean {
   const length = req.headers['content-length'];
   return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
@@ -52,8 +54,14 @@ export function jsonBody(limitBytes: number): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
     if (!hasBody(req)) return next();
     const mediaType = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
-    // Only application/json: `+json` types (merge-patch, problem) carry other semantics.
-    if (mediaType !== 'application/json') return next(new ApiException('unsupported_media_type'));
+    // One JSON type per method: a PATCH is a merge patch (RFC 7396), anything else plain JSON;
+    // other `+json` types (problem, json-patch) carry other semantics.
+    if (req.method === 'PATCH' ? mediaType !== MERGE_PATCH : mediaType !== 'application/json')
+      return next(
+        req.method === 'PATCH'
+          ? new ApiException('unsupported_media_type', `A PATCH body must be sent as ${MERGE_PATCH} (UTF-8).`)
+          : new ApiException('unsupported_media_type'),
+      );
     if (Number(req.headers['content-length']) > limitBytes) {
       // Answer and close now rather than read a body that will be refused anyway.
       res.setHeader('Connection', 'close');

@@ -1,5 +1,6 @@
-import { PipeTransform } from '@nestjs/common';
-import { ApiParam } from '@nestjs/swagger';
+import { applyDecorators, PipeTransform } from '@nestjs/common';
+import { ApiParam, ApiProperty } from '@nestjs/swagger';
+import { IsInt, Max, Min } from 'class-validator';
 import { ApiException, validationFailed } from '../errors/api-exception';
 import { MAX_EXACT_INTEGER, parseDecimalInt64 } from './int64';
 
@@ -36,4 +37,16 @@ export function ApiIdParam(field: string, resource: string): MethodDecorator {
       `an int64 no ${resource} has (0, negative, unknown): 404.`,
     schema: { type: 'integer', format: 'int64' },
   });
+}
+
+/** A body property holding an id (a reference to a record): an integer from 1 to 2^53 - 1, int64. */
+export function IsId(): PropertyDecorator {
+  const range = { message: `$property must be from 1 to ${MAX_EXACT_INTEGER}` };
+  // The type check first: validation stops at the first rule a property breaks.
+  return applyDecorators(
+    IsInt({ message: '$property must be an integer' }),
+    Max(MAX_EXACT_INTEGER, range),
+    Min(1, range),
+    ApiProperty({ type: 'integer', format: 'int64', minimum: 1, maximum: MAX_EXACT_INTEGER }),
+  );
 }
