@@ -2,14 +2,12 @@ import { BEARER_CHALLENGE, INVALID_TOKEN_CHALLENGE } from './common/errors/beare
 import { MAX_EXACT_INTEGER } from './common/validation/int64';
 import { errorCatalogueTable } from './common/errors/error-codes';
 import { AppConfig } from './config/app-config';
-import { NAME_MAX_LENGTH } from './pets/dto/new-pet.dto';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './common/pagination/page-query';
-import { DEPRECATION_HEADERS } from './pets/deprecation';
 
 /** The `info.description` of the OpenAPI document (Markdown): what holds for every operation. */
 export function apiDescription(config: Pick<AppConfig, 'bodyLimitBytes'>): string {
-  return `List, add and get the animals of the pet store catalogue. Every path is relative to a
-server URL that ends in the version segment \`/v1\`.
+  return `The pet store catalogue. Each tag below is one collection of resources, at a path relative
+to a server URL that ends in the version segment \`/v1\`.
 
 ## Authentication
 Every operation needs an API key, sent as a bearer token: \`Authorization: Bearer <API key>\`
@@ -26,13 +24,13 @@ Every error is \`application/json\` with the body \`{ "code", "message", "status
 ${errorCatalogueTable()}
 
 ## Limits
-- \`limit\` (listPets): 1 to ${MAX_PAGE_SIZE}, default ${DEFAULT_PAGE_SIZE}; animals come in
+- \`limit\` of every list: 1 to ${MAX_PAGE_SIZE}, default ${DEFAULT_PAGE_SIZE}; items come in
   ascending id order.
 - Request bodies: JSON in UTF-8, at most ${config.bodyLimitBytes / 1024} KiB.
-- \`name\`: 1 to ${NAME_MAX_LENGTH} characters (Unicode code points), not blank, no control
-  characters; stored exactly as sent.
-- \`categoryId\` and ids: integers (\`int64\`) from 1 to ${MAX_EXACT_INTEGER} (2^53 - 1, the largest
-  integer every JSON client reads exactly).
+- Text properties (\`name\`, ...): 1 up to their \`maxLength\` characters (Unicode code points),
+  not blank, no control characters; stored exactly as sent.
+- Ids (and references to them): integers (\`int64\`) from 1 to ${MAX_EXACT_INTEGER} (2^53 - 1, the
+  largest integer every JSON client reads exactly).
 - Rate limits: each API key may send a number of requests per minute that the deployment sets
   (600 by default). Every response carries \`RateLimit-Policy: "default";q=<limit>;w=60\` and
   \`RateLimit: "default";r=<remaining>;t=<seconds to reset>\` (IETF httpapi draft); over the
@@ -43,9 +41,16 @@ ${errorCatalogueTable()}
   are not affected.
 
 ## Retrying creates
-\`createPet\` accepts an optional \`Idempotency-Key\` header (IETF httpapi draft): the same key
-from the same API key with the same body within 24 hours returns the original \`201\` (same id,
-same body, \`Idempotent-Replayed: true\`) and creates nothing.
+Every create (\`POST\` on a collection) accepts an optional \`Idempotency-Key\` header (IETF
+httpapi draft): the same key from the same API key with the same body within 24 hours returns the
+original \`201\` (same id, same body, \`Idempotent-Replayed: true\`) and creates nothing.
+
+## Changing and removing
+Where a collection has them, \`PATCH\` changes a resource with a JSON merge patch (RFC 7396,
+\`application/merge-patch+json\`) and \`DELETE\` removes it (\`204\`). Its answers carry an
+\`ETag\`; a \`PATCH\` must send it back in \`If-Match\` (\`428\` without, \`412\` when the
+resource has changed since), a \`DELETE\` may. Reads never return a version older than the last
+change acknowledged, on any instance.
 
 ## When the database is unavailable
 While the database is unreachable, restarting or out of space, operations answer \`503
@@ -56,8 +61,7 @@ every create you may retry) and it is stored exactly once; right after an outage
 get \`409 idempotency_conflict\` for a moment, and is retried the same way.
 
 ## Deprecation
-\`getPet\` (\`GET /pets/{petId}\`) is deprecated and will be removed on **5 December 2030**; it
-keeps working until then. Use \`listPets\` with the \`status\` filter instead. Every response of
-it carries \`Deprecation: ${DEPRECATION_HEADERS.Deprecation}\`, \`Sunset: ${DEPRECATION_HEADERS.Sunset}\`
-and \`Link: ${DEPRECATION_HEADERS.Link}\`.`;
+A deprecated operation is marked \`deprecated\` here and keeps working until its sunset date.
+Every response of it carries \`Deprecation\`, \`Sunset\` (the date) and \`Link\` (the
+replacement); its tag's description says more.`;
 }

@@ -10,6 +10,7 @@ import type {
 } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 import { apiDescription } from './api-description';
 import { resourceTags } from './common/openapi/api-resource.decorator';
+import { errorCodes } from './common/errors/error-codes';
 import { API_PREFIX } from './common/resource-location';
 import { AppConfig } from './config/app-config';
 import { REQUEST_ID_HEADER_DOCS } from './http/request-id';
@@ -131,4 +132,7 @@ function declareHttpLayer(document: OpenAPIObject, config: AppConfig): void {
     }
   }
   for (const server of document.servers ?? []) Object.assign(server, { 'x-internal': false });
+  // The codes modules declare too: they are declared once every module has loaded, after ErrorDto.
+  const codes = document.components?.schemas?.ErrorCode;
+  if (codes && !('$ref' in codes)) codes.enum = errorCodes();
 }

@@ -21,7 +21,7 @@ const blockId = (tag: string, operationId: string): string =>
   `operations-${tag.replace(/\s/g, '_')}-${operationId}`;
 
 /** The pets module's blocks and the probes', whatever other modules the document has. */
-const isPets = (id: string): boolean => /^operations-Pets-/.test(id);
+const isPets = (id: string): boolean => /^operations-pets-/.test(id);
 
 interface PageProblems {
   cspViolations: string[];
@@ -83,7 +83,7 @@ describeSwaggerUi('Swagger UI in a real browser (Chromium, e2e)', () => {
 
   /** Runs "Try it out" → Execute on listPets; the status Swagger UI shows, and the request it sent. */
   async function tryListPets(page: Page): Promise<{ shown: string; authorization: string | undefined }> {
-    const operation = page.locator('#operations-Pets-listPets');
+    const operation = page.locator('#operations-pets-listPets');
     if (!(await operation.locator('.try-out__btn').isVisible()))
       await operation.locator('.opblock-summary').click();
     await operation.locator('.try-out__btn').click();
@@ -119,11 +119,11 @@ describeSwaggerUi('Swagger UI in a real browser (Chromium, e2e)', () => {
         .sort(),
     );
     expect(shown.filter(isPets)).toEqual([
-      'operations-Pets-listPets',
-      'operations-Pets-createPet',
-      'operations-Pets-getPet',
+      'operations-pets-listPets',
+      'operations-pets-createPet',
+      'operations-pets-getPet',
     ]);
-    expect(deprecated.filter(isPets)).toEqual(['operations-Pets-getPet']);
+    expect(deprecated.filter(isPets)).toEqual(['operations-pets-getPet']);
 
     await page.locator('.auth-wrapper .authorize').click();
     await page.locator('.auth-container input#auth-bearer-value').fill(TEST_KEY);

@@ -8,7 +8,7 @@ import { locationHeaderDocs } from '../common/resource-location';
 import { responseOf } from '../common/response-of';
 import { ApiIdParam, IdPipe } from '../common/validation/id.pipe';
 import { IDEMPOTENCY_KEY_HEADER_DOCS, IdempotentRequests } from '../idempotency/idempotent-requests';
-import { DEPRECATION_HEADER_DOCS } from './deprecation';
+import { DEPRECATION_HEADER_DOCS, DEPRECATION_HEADERS } from './deprecation';
 import { ListPetsQueryDto } from './dto/list-pets-query.dto';
 import { NewPetDto } from './dto/new-pet.dto';
 import { PetDto } from './dto/pet.dto';
@@ -20,7 +20,13 @@ const COLLECTION = 'pets';
 
 // Summaries and descriptions come from the doc comments (the @nestjs/swagger plugin); the
 // decorators say what it cannot infer: response descriptions, headers and errors.
-@ApiResource('Pets', 'The animals of the catalogue.')
+@ApiResource(
+  COLLECTION,
+  'The animals of the catalogue: list, add and get them. `getPet` (`GET /pets/{petId}`) is deprecated ' +
+    `and will be removed on **5 December 2030**; it keeps working until then (\`Deprecation: ` +
+    `${DEPRECATION_HEADERS.Deprecation}\`, \`Sunset: ${DEPRECATION_HEADERS.Sunset}\`). Use \`listPets\` ` +
+    'with the `status` filter instead.',
+)
 @Controller(COLLECTION)
 export class PetsController {
   constructor(

@@ -9,9 +9,12 @@ export interface ResourceTag {
   description: string;
 }
 
-/** Tags a controller's operations in the OpenAPI document, and declares the tag with its description. */
-export function ApiResource(tag: string, description: string): ClassDecorator {
-  return applyDecorators(ApiTags(tag), SetMetadata(RESOURCE_TAG, { name: tag, description }));
+/**
+ * Tags a controller's operations in the OpenAPI document with its collection's path segment (one
+ * rule for every module: `pets`, `store-orders`), and declares the tag with the module's description.
+ */
+export function ApiResource(collection: string, description: string): ClassDecorator {
+  return applyDecorators(ApiTags(collection), SetMetadata(RESOURCE_TAG, { name: collection, description }));
 }
 
 /** The tags `ApiResource` declared on the app's controllers, in the order their modules load. */
