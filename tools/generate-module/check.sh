@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # `npm run test:generator`: proves `npm run generate:module` on this tree. In a temporary copy
 # (the committed and untracked files, with this node_modules linked) it generates a `widgets`
-# module (`gadgets` if widgets exists), then type-checks, builds, lints and runs the new module's unit and e2e tests, the
-# suites that must accept a new module without edits, and the migration check; on PostgreSQL
-# too when TEST_DATABASE_URL is set.
+# module (`gadgets` if widgets exists) with the default operations, an `owners` module with
+# update and delete, and `store-orders` referring to pets and to owners with every operation;
+# then type-checks, builds, lints and runs the new modules' unit and e2e tests, the suites that
+# must accept new modules without edits, and the migration check; on PostgreSQL too when
+# TEST_DATABASE_URL is set.
 set -euo pipefail
 # PostgreSQL only for the last step: everything before runs on SQLite.
 pg_url="${TEST_DATABASE_URL:-}"
@@ -26,15 +28,22 @@ cd "$copy"
 name=widgets
 [ -e src/widgets ] && name=gadgets
 
-npm run -s generate:module -- "$name" > generate.log 2>&1 || { cat generate.log; exit 1; }
+all=list,get,create,update,delete
+generate() { npm run -s generate:module -- "$@" > generate.log 2>&1 || { cat generate.log; exit 1; }; }
+generate "$name" --no-build
+generate owners --operations "$all" --no-build
+generate store-orders --references pets,owners --operations "$all"
+modules=("$name" owners store-orders)
 npm run -s typecheck
 npm run -s lint
 npm run -s migration:check
-npx jest --ci "src/$name" "test/$name.e2e-spec.ts" src/database src/app.module.spec.ts \
+specs=()
+for module in "${modules[@]}"; do specs+=("src/$module" "test/$module.e2e-spec.ts"); done
+npx jest --ci "${specs[@]}" src/database src/app.module.spec.ts test/error-catalogue.e2e-spec.ts \
   test/openapi.e2e-spec.ts test/contract.e2e-spec.ts test/swagger-ui.e2e-spec.ts test/migrations.e2e-spec.ts "$@"
-# With TEST_DATABASE_URL (as CI sets it), the module's e2e spec and migrations on PostgreSQL too.
+# With TEST_DATABASE_URL (as CI sets it), the modules' e2e specs and migrations on PostgreSQL too.
 if [ -n "$pg_url" ]; then
   DATABASE_URL="$pg_url" npm run -s migration:check
-  TEST_DATABASE_URL="$pg_url" npx jest --ci "test/$name.e2e-spec.ts"
+  TEST_DATABASE_URL="$pg_url" npx jest --ci "${modules[@]/#/test/}"
 fi
-echo "generate:module: a generated module builds, lints and passes its tests"
+echo "generate:module: generated modules build, lint and pass their tests"

@@ -23,6 +23,7 @@ describe('generate:module', () => {
         camelPlural: 'storeOrders',
         camelSingular: 'storeOrder',
         constantPlural: 'STORE_ORDERS',
+        constantSingular: 'STORE_ORDER',
         table: 'store_orders',
         nounPlural: 'store orders',
         nounSingular: 'store order',
@@ -88,7 +89,7 @@ describe('generate:module', () => {
     afterEach(() => rmSync(root, { recursive: true, force: true }));
 
     it('writes the module, its e2e spec and the registration, with no token left', () => {
-      const written = generateModule(root, moduleNames('orders'), 1700000000000);
+      const written = generateModule(root, moduleNames('orders'), {}, 1700000000000);
 
       expect(written).toEqual(
         expect.arrayContaining([

@@ -3,10 +3,12 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { dirname, join, relative } from 'node:path';
 
 /**
- * `npm run generate:module -- <name> [--singular <word>] [--no-build]`: writes a resource module
- * (entity, migration, DTOs, service, controller, unit specs) to `src/<name>/` and its e2e spec
+ * `npm run generate:module -- <name> [--singular <word>] [--references <module>,...]
+ * [--operations list,get,create,update,delete] [--no-build]`: writes a resource module (entity,
+ * migration, DTOs, error codes, service, controller, unit specs) to `src/<name>/` and its e2e spec
  * to `test/`, registers it in `src/features.ts`, then builds and regenerates `openapi.yaml`.
- * The templates are in `templates/`: `module/` goes to `src/<name>/`, `test/` to `test/`.
+ * The templates are in `templates/`: `module/` goes to `src/<name>/`, `test/` to `test/`; their
+ * `// @if <flag>` / `// @each reference` ... `// @end` lines choose what each option adds.
  */
 
 const ROOT = join(__dirname, '..', '..');
@@ -32,8 +34,9 @@ export interface ModuleNames {
   /** `storeOrders`, `storeOrder`: variables, operationIds, the id parameter. */
   camelPlural: string;
   camelSingular: string;
-  /** `STORE_ORDERS`: the schema constant. */
+  /** `STORE_ORDERS`, `STORE_ORDER`: constants. */
   constantPlural: string;
+  constantSingular: string;
   /** `store_orders`: the table. */
   table: string;
   /** `store orders`, `store order`: words in docs and messages. */
@@ -103,10 +106,160 @@ export function moduleNames(name: string, singular?: string): ModuleNames {
     camelPlural: camel(words),
     camelSingular: camel(singularWords),
     constantPlural: words.join('_').toUpperCase(),
+    constantSingular: singularWords.join('_').toUpperCase(),
     table: words.join('_'),
     nounPlural: words.join(' '),
     nounSingular: singularWords.join(' '),
   };
+}
+
+export const OPERATIONS = ['list', 'get', 'create', 'update', 'delete'] as const;
+export type Operation = (typeof OPERATIONS)[number];
+export const DEFAULT_OPERATIONS: readonly Operation[] = ['list', 'get', 'create'];
+
+/** `list,get,create,update,delete` or a part of it; list, get and create are always in it. */
+export function parseOperations(value: string): Operation[] {
+  const asked = value.split(',').map((operation) => operation.trim());
+  const unknown = asked.filter((operation) => !(OPERATIONS as readonly string[]).includes(operation));
+  if (unknown.length > 0)
+    throw new Error(`unknown operation ${unknown.join(', ')} (operations: ${OPERATIONS.join(', ')})`);
+  const missing = DEFAULT_OPERATIONS.filter((operation) => !asked.includes(operation));
+  if (missing.length > 0)
+    throw new Error(`--operations must include ${DEFAULT_OPERATIONS.join(', ')} (every module has them)`);
+  return OPERATIONS.filter((operation) => asked.includes(operation));
+}
+
+/** A module another one refers to, as its files spell it (`pets`: PetEntity, PetsService, PetsModule). */
+export interface ReferencedModule {
+  folder: string;
+  moduleClass: string;
+  serviceClass: string;
+  entityClass: string;
+  entityFile: string;
+  table: string;
+  /** `pet`: the field is `petId`, the column `pet_id`. */
+  camelSingular: string;
+  /** The OpenAPI schema of its create body: a sample of it makes a referenced record in tests. */
+  newSchema: string;
+}
+
+/** Reads what a reference needs from the module in `src/<folder>/`, or says why it cannot. */
+export function referencedModule(root: string, folder: string): ReferencedModule {
+  const dir = join(root, 'src', folder);
+  if (!NAME_FORMAT.test(folder) || !existsSync(dir))
+    throw new Error(`--references ${folder}: there is no module src/${folder}`);
+  const read = (file: string) => (existsSync(join(dir, file)) ? readFileSync(join(dir, file), 'utf8') : '');
+  const moduleClass = /export class (\w+Module)\b/.exec(read(`${folder}.module.ts`))?.[1];
+  const service = read(`${folder}.service.ts`);
+  const serviceClass = /export class (\w+Service)\b/.exec(service)?.[1];
+  const entityFile = readdirSync(dir).find((file) => file.endsWith('.entity.ts'));
+  const entity = entityFile ? read(entityFile) : '';
+  const table = /@Entity\(\{\s*name:\s*'([^']+)'/.exec(entity)?.[1];
+  const entityClass = /export class (\w+)Entity\b/.exec(entity)?.[1];
+  if (
+    !moduleClass ||
+    !serviceClass ||
+    !entityFile ||
+    !table ||
+    !entityClass ||
+    !/\bget\(id: number\)/.test(service)
+  )
+    throw new Error(
+      `--references ${folder}: src/${folder} must have ${folder}.module.ts, ${folder}.service.ts ` +
+        '(with get(id: number), 404 when none) and one *.entity.ts, as generated modules do',
+    );
+  if (!new RegExp(`exports:\\s*\\[[^\\]]*\\b${serviceClass}\\b`).test(read(`${folder}.module.ts`)))
+    throw new Error(`--references ${folder}: ${moduleClass} must export ${serviceClass}`);
+  return {
+    folder,
+    moduleClass,
+    serviceClass,
+    entityClass: `${entityClass}Entity`,
+    entityFile: entityFile.replace(/\.ts$/, ''),
+    table,
+    camelSingular: `${entityClass.charAt(0).toLowerCase()}${entityClass.slice(1)}`,
+    newSchema: `New${entityClass}`,
+  };
+}
+
+/** Codes the modules of `root` declare already (`declareErrorCodes`), which a new one must not take. */
+function declaredCodes(root: string): Set<string> {
+  const codes = sourceFiles(join(root, 'src'))
+    .filter((file) => file.endsWith('.errors.ts'))
+    .flatMap((file) =>
+      [...readFileSync(file, 'utf8').matchAll(/^\s*([a-z][a-z0-9_]*): \{/gm)].map((m) => m[1]),
+    );
+  return new Set(codes);
+}
+
+/** The tokens of one reference (`__Ref__`, `__ref__` ...) in the module `names`. */
+export function referenceTokens(
+  names: ModuleNames,
+  reference: ReferencedModule,
+  taken: ReadonlySet<string> = new Set(),
+): Record<string, string> {
+  const snake = reference.camelSingular.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
+  const code = taken.has(`unknown_${snake}`)
+    ? `${names.table.replace(/s$/, '')}_unknown_${snake}`
+    : `unknown_${snake}`;
+  return {
+    __ref__: reference.camelSingular,
+    __Ref__: capitalised(reference.camelSingular),
+    __ref_column__: `${snake}_id`,
+    __ref_table__: reference.table,
+    __ref_folder__: reference.folder,
+    __RefEntity__: reference.entityClass,
+    __ref_entity_file__: reference.entityFile,
+    __RefsService__: reference.serviceClass,
+    __RefsModule__: reference.moduleClass,
+    __refs__: `${reference.folder.replace(/-([a-z])/g, (_, letter: string) => letter.toUpperCase())}`,
+    __ref_code__: code,
+    __NewRef__: reference.newSchema,
+    __ref_fk__: `fk_${names.table}_${snake}_id`,
+    __ref_index__: `idx_${names.table}_${snake}_id`,
+  };
+}
+
+/**
+ * `text` with its `// @if <flag>` (or `!<flag>`) blocks kept or dropped and its `// @each
+ * reference` blocks written once per reference, each with that reference's tokens rendered.
+ */
+export function expand(
+  text: string,
+  flags: Readonly<Record<string, boolean>>,
+  references: readonly Record<string, string>[],
+): string {
+  const lines = text.split('\n');
+  let index = 0;
+  const block = (): string[] => {
+    const out: string[] = [];
+    while (index < lines.length) {
+      const line = lines[index++];
+      const directive = /^\s*\/\/ @(if|each|end)\b\s*(!?)([\w-]*)\s*$/.exec(line);
+      if (!directive) {
+        out.push(line);
+        continue;
+      }
+      const [, kind, not, name] = directive;
+      if (kind === 'end') return out;
+      const start = index;
+      const inner = block();
+      if (kind === 'if') {
+        if (!(name in flags)) throw new Error(`unknown template flag ${name}`);
+        if (flags[name] !== (not === '!')) out.push(...inner);
+      } else {
+        if (name !== 'reference') throw new Error(`unknown template list ${name}`);
+        const end = index;
+        for (const tokens of references) {
+          index = start;
+          out.push(...block().map((innerLine) => render(innerLine, tokens, true)));
+        }
+        index = end;
+      }
+    }
+    return out;
+  };
+  return block().join('\n');
 }
 
 /** The value of every `__token__` the templates (contents and file names) may hold. */
@@ -118,6 +271,7 @@ export function templateTokens(names: ModuleNames, timestamp: number): Record<st
     __items__: names.camelPlural,
     __item__: names.camelSingular,
     __ITEMS__: names.constantPlural,
+    __ITEM__: names.constantSingular,
     '__items-kebab__': names.kebabPlural,
     '__item-kebab__': names.kebabSingular,
     __items_table__: names.table,
@@ -129,11 +283,15 @@ export function templateTokens(names: ModuleNames, timestamp: number): Record<st
   };
 }
 
-/** `text` with every token replaced; a token the table does not know is an error, not left in. */
-export function render(text: string, tokens: Record<string, string>): string {
+/**
+ * `text` with every token replaced; a token the table does not know is an error, not left in
+ * (or, with `partial`, left for a later table).
+ */
+export function render(text: string, tokens: Record<string, string>, partial = false): string {
   return text.replace(/__[A-Za-z][A-Za-z_-]*?__/g, (token) => {
-    if (!Object.hasOwn(tokens, token)) throw new Error(`unknown template token ${token}`);
-    return tokens[token];
+    if (Object.hasOwn(tokens, token)) return tokens[token];
+    if (partial) return token;
+    throw new Error(`unknown template token ${token}`);
   });
 }
 
@@ -199,11 +357,33 @@ export function nameTaken(root: string, names: ModuleNames): string | undefined 
   return clash && `the OpenAPI schema ${clash} belongs to another module`;
 }
 
+export interface ModuleOptions {
+  operations?: readonly Operation[];
+  /** Folders of the modules it refers to (`pets`). */
+  references?: readonly string[];
+}
+
 /** Writes the module into the project at `root`; returns the files written (relative to root). */
-export function generateModule(root: string, names: ModuleNames, timestamp = Date.now()): string[] {
+export function generateModule(
+  root: string,
+  names: ModuleNames,
+  options: ModuleOptions = {},
+  timestamp = Date.now(),
+): string[] {
   const taken = nameTaken(root, names);
   if (taken) throw new Error(`${taken}: choose another name`);
   const tokens = templateTokens(names, timestamp);
+  const operations = options.operations ?? DEFAULT_OPERATIONS;
+  const folders = options.references ?? [];
+  if (new Set(folders).size !== folders.length) throw new Error('--references names a module twice');
+  const codes = declaredCodes(root);
+  const references = folders.map((folder) => referenceTokens(names, referencedModule(root, folder), codes));
+  const flags = {
+    update: operations.includes('update'),
+    delete: operations.includes('delete'),
+    mutable: operations.includes('update') || operations.includes('delete'),
+    references: references.length > 0,
+  };
   const targets: [template: string, target: string][] = [
     ...templateFiles(join(TEMPLATES, 'module')).map((file): [string, string] => [
       join(TEMPLATES, 'module', file),
@@ -221,34 +401,50 @@ export function generateModule(root: string, names: ModuleNames, timestamp = Dat
 
   const features = join(root, 'src', 'features.ts');
   const registered = registerFeature(readFileSync(features, 'utf8'), names);
+  const written: string[] = [];
   for (const [template, target] of targets) {
+    const text = render(expand(readFileSync(template, 'utf8'), flags, references), tokens);
+    if (text.trim() === '') continue; // a file only some options have (`// @if update` around it all)
     mkdirSync(dirname(target), { recursive: true });
-    writeFileSync(target, render(readFileSync(template, 'utf8'), tokens));
+    writeFileSync(target, text);
+    written.push(relative(root, target));
   }
   writeFileSync(features, registered);
-  return [...targets.map(([, target]) => relative(root, target)), relative(root, features)];
+  return [...written, relative(root, features)];
 }
+
+/** Takes `--<option> <value>` out of `args`; undefined when absent. */
+function takeOption(args: string[], option: string): string | undefined {
+  const at = args.indexOf(option);
+  if (at < 0) return undefined;
+  const [, value] = args.splice(at, 2);
+  if (value === undefined || value.startsWith('--')) throw new Error(`${option} needs a value`);
+  return value;
+}
+
+const USAGE =
+  'usage: npm run generate:module -- <name> [--singular <word>] [--references <module>,...] ' +
+  '[--operations list,get,create,update,delete] [--no-build]   e.g. store-orders --references pets';
 
 function main(argv: string[]): void {
   const args = [...argv];
-  const unknown = args.filter((arg) => arg.startsWith('--') && arg !== '--no-build' && arg !== '--singular');
-  if (unknown.length > 0)
-    throw new Error(`unknown option ${unknown.join(', ')} (options: --singular <word>, --no-build)`);
+  const singular = takeOption(args, '--singular');
+  const references = takeOption(args, '--references')
+    ?.split(',')
+    .map((folder) => folder.trim());
+  const operationsValue = takeOption(args, '--operations');
+  const operations = operationsValue === undefined ? undefined : parseOperations(operationsValue);
+  const unknown = args.filter((arg) => arg.startsWith('--') && arg !== '--no-build');
+  if (unknown.length > 0) throw new Error(`unknown option ${unknown.join(', ')}\n${USAGE}`);
   const build = !args.includes('--no-build');
-  const singularAt = args.indexOf('--singular');
-  const singular = singularAt >= 0 ? args.splice(singularAt, 2)[1] : undefined;
   const positional = args.filter((arg) => !arg.startsWith('--'));
-  if (positional.length !== 1 || (singularAt >= 0 && !singular)) {
-    throw new Error(
-      'usage: npm run generate:module -- <name> [--singular <word>] [--no-build]   e.g. orders',
-    );
-  }
+  if (positional.length !== 1) throw new Error(USAGE);
   const names = moduleNames(positional[0], singular);
   console.log(
     `Generating ${names.nounPlural}: /v1/${names.kebabPlural}/{${names.camelSingular}Id}, ` +
       `${names.pascalSingular}Entity, table ${names.table} (wrong singular? --singular <word>)`,
   );
-  const written = generateModule(ROOT, names);
+  const written = generateModule(ROOT, names, { operations, references });
   const run = (command: string, commandArgs: string[]) =>
     execFileSync(command, commandArgs, { cwd: ROOT, stdio: 'inherit' });
   run(join(ROOT, 'node_modules', '.bin', 'prettier'), ['--write', '--log-level', 'warn', ...written]);

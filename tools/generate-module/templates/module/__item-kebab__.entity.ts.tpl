@@ -1,11 +1,18 @@
-import { Column, Entity } from 'typeorm';
+import { Check, Column, Entity, ForeignKey, Index } from 'typeorm';
+import { int64AsNumber } from '../common/validation/int64';
 import { IdColumn } from '../database/dialect';
+import { DEFAULT___ITEM___STATUS, __Item__Status } from './__item-kebab__-status';
+// @each reference
+import { __RefEntity__ } from '../__ref_folder__/__ref_entity_file__';
+// @end
 
 /**
- * One row of the `__items_table__` table, __a_noun__ as stored. Every column, CHECK and index
- * declared here must match what the migrations create: `npm run migration:check` compares them.
+ * One row of the `__items_table__` table, __a_noun__ as stored. Every column, CHECK, index and
+ * foreign key declared here must match what the migrations create: `npm run migration:check`
+ * compares them.
  */
 @Entity({ name: '__items_table__' })
+@Check('chk___items_table___status', `"status" IN ('active', 'archived')`)
 export class __Item__Entity {
   @IdColumn()
   id!: number;
@@ -15,4 +22,21 @@ export class __Item__Entity {
 
   @Column({ type: 'varchar', length: 1000, nullable: true })
   description!: string | null;
+
+  @Column({ type: 'varchar', length: 16, default: DEFAULT___ITEM___STATUS })
+  status!: __Item__Status;
+  // @each reference
+
+  /** A __ref__ that exists: the database refuses a row naming another, and a delete of a __ref__ still named. */
+  @Column({ name: '__ref_column__', type: 'bigint', transformer: int64AsNumber })
+  @ForeignKey(() => __RefEntity__, { name: '__ref_fk__', onDelete: 'RESTRICT' })
+  @Index('__ref_index__')
+  __ref__Id!: number;
+  // @end
+  // @if mutable
+
+  /** 1 when created, one more with each update: the `ETag` of its answers. */
+  @Column({ type: 'integer' })
+  version!: number;
+  // @end
 }

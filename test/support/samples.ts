@@ -1,0 +1,27 @@
+import type { SchemaObject } from '@nestjs/swagger';
+import { committedDocument } from './openapi';
+
+/**
+ * A valid body of a schema of the committed openapi.yaml (`NewPet`), made of the examples of its
+ * required properties (an enum's first value where there is none): how a test makes a record of
+ * another module without knowing its fields.
+ */
+export async function sampleBody(schemaName: string): Promise<Record<string, unknown>> {
+  const schemas = (await committedDocument()).components?.schemas ?? {};
+  const resolve = (schema: unknown): SchemaObject => {
+    const ref = (schema as { $ref?: string }).$ref;
+    const resolved = (ref ? schemas[ref.split('/').pop()!] : schema) as SchemaObject;
+    return resolved.allOf ? resolve(resolved.allOf[0]) : resolved;
+  };
+  const schema = resolve({ $ref: `#/components/schemas/${schemaName}` });
+  if (!schema?.properties) throw new Error(`openapi.yaml has no object schema ${schemaName}`);
+  return Object.fromEntries(
+    (schema.required ?? []).map((name) => {
+      const property = schema.properties![name];
+      const value =
+        (property as SchemaObject).example ?? resolve(property).example ?? resolve(property).enum?.[0];
+      if (value === undefined) throw new Error(`${schemaName}.${name} has no example to make a sample of`);
+      return [name, value];
+    }),
+  );
+}
