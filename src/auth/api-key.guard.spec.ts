@@ -5,7 +5,7 @@ import type { Request } from 'express';
 import { ApiException } from '../common/errors/api-exception';
 import { REALM } from '../common/errors/bearer-challenge';
 import { AbuseLimiter } from '../rate-limit/abuse-limiter';
-import { MemoryCounters } from '../rate-limit/counters';
+import { MemoryCounters, ResilientCounters, SHARED_STORE_RETRY_MS } from '../rate-limit/counters';
 import { ApiKeyGuard } from './api-key.guard';
 import { ApiKeyStore } from './api-key.store';
 import { ApiKeysService, KeyVerdict } from './api-keys.service';
@@ -333,6 +333,48 @@ describe('ApiKeyGuard', () => {
       for (let i = 0; i < 10; i++) await attempt(`Bearer ${KEY}`);
 
       expect(((await attempt(undefined)) as ApiException).getStatus()).toBe(401);
+    });
+  });
+
+  describe('with the abuse budget in a shared store that goes down or comes back during a lookup', () => {
+    let now: number;
+    let shared: MemoryCounters;
+    let local: MemoryCounters;
+    let counters: ResilientCounters;
+
+    beforeEach(() => {
+      now = 1_000_000;
+      shared = new MemoryCounters();
+      local = new MemoryCounters();
+      counters = new ResilientCounters(shared, { warn: jest.fn(), log: jest.fn() }, 250, local, () => now);
+      guard = guardWith([KEY], storedKeys, new AbuseLimiter(counters, 3));
+    });
+
+    /** A valid stored key; `meanwhile` runs during its lookup, as another request would. */
+    const validKey = async (meanwhile: () => unknown) => {
+      storedKeys.verifyDigest.mockImplementationOnce(async () => {
+        await meanwhile();
+        return 'valid';
+      });
+      await expect(guard.canActivate(contextFor(`Bearer ${STORED_KEY}`))).resolves.toBe(true);
+      const spent = (store: MemoryCounters) => store.peek('petstore:abuse:192.0.2.1', 60_000);
+      return { shared: (await spent(shared)).count, local: (await spent(local)).count };
+    };
+
+    it('gives the unit back to the shared store that took it, though it was found down meanwhile', async () => {
+      await expect(validKey(() => counters.markDown('Connection is closed.'))).resolves.toEqual({
+        shared: 0,
+        local: 0,
+      });
+    });
+
+    it('gives the unit back to this instance that took it, though the shared store answered again meanwhile', async () => {
+      counters.markDown('Connection is closed.');
+      const recovered = async () => {
+        now += SHARED_STORE_RETRY_MS;
+        await counters.peek('petstore:abuse:192.0.2.2', 60_000);
+      };
+      await expect(validKey(recovered)).resolves.toEqual({ shared: 0, local: 0 });
     });
   });
 });

@@ -8,7 +8,7 @@ import { Metrics } from '../observability/metrics';
 import { ApiKeyStore, digest } from './api-key.store';
 import { ApiKeysService, KeyVerdict } from './api-keys.service';
 import { setCaller } from './caller';
-import { FAILED_AUTH_BUDGET, FailedAuthBudget } from './failed-auth-budget';
+import { FAILED_AUTH_BUDGET, FailedAuthBudget, Refund } from './failed-auth-budget';
 import { IS_PUBLIC } from './public.decorator';
 
 const BEARER_SCHEME = /^bearer(\s|$)/i;
@@ -41,7 +41,7 @@ export class ApiKeyGuard implements CanActivate {
     const header = request.headers.authorization;
     const token = bearerToken(header);
     let verdict: KeyVerdict = 'unknown';
-    let reserved = false;
+    let refund: Refund | undefined;
     if (token !== undefined) {
       const keyDigest = digest(token);
       const configuredOwner = this.configuredKeys.ownerOf(keyDigest);
@@ -50,21 +50,21 @@ export class ApiKeyGuard implements CanActivate {
         return true;
       }
       const owner = keyDigest.toString('hex');
-      if (!this.storedKeys.isKnown(owner)) reserved = await this.reserve(request);
+      if (!this.storedKeys.isKnown(owner)) refund = await this.reserve(request);
       try {
         verdict = await this.storedKeys.verifyDigest(owner);
       } catch (error) {
         // The lookup failed (the database is away): not a failure of the key.
-        if (reserved) await this.budget?.refund(addressOf(request));
+        await refund?.();
         throw error;
       }
       if (verdict === 'valid') {
-        if (reserved) await this.budget?.refund(addressOf(request));
+        await refund?.();
         setCaller(request, { owner });
         return true;
       }
     }
-    if (!reserved) await this.reserve(request);
+    if (!refund) await this.reserve(request);
     if (header === undefined || !BEARER_SCHEME.test(header)) {
       this.metrics.authFailure('missing');
       throw new ApiException('unauthorized', undefined, undefined, { 'WWW-Authenticate': BEARER_CHALLENGE });
@@ -93,13 +93,13 @@ export class ApiKeyGuard implements CanActivate {
   }
 
   /** Spends a unit of the address's budget of failures; 429 once it is spent. */
-  private async reserve(request: Request): Promise<boolean> {
-    const refusal = await this.budget?.reserve(addressOf(request));
-    if (refusal) {
+  private async reserve(request: Request): Promise<Refund | undefined> {
+    const reserved = await this.budget?.reserve(addressOf(request));
+    if (reserved instanceof ApiException) {
       this.metrics.rateLimited('auth_failures');
-      throw refusal;
+      throw reserved;
     }
-    return true;
+    return reserved;
   }
 }
 

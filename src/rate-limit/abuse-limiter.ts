@@ -1,5 +1,5 @@
 import { ApiException } from '../common/errors/api-exception';
-import type { FailedAuthBudget } from '../auth/failed-auth-budget';
+import type { FailedAuthBudget, Refund } from '../auth/failed-auth-budget';
 import { Counters } from './counters';
 
 export const ABUSE_WINDOW_MS = 60_000;
@@ -12,9 +12,9 @@ export class AbuseLimiter implements FailedAuthBudget {
     private readonly windowMs = ABUSE_WINDOW_MS,
   ) {}
 
-  async reserve(address: string): Promise<ApiException | undefined> {
+  async reserve(address: string): Promise<ApiException | Refund> {
     const spent = await this.counters.increment(counterKey(address), this.windowMs, this.limit, 0, 'abuse');
-    if (spent.totalHits <= this.limit) return undefined;
+    if (spent.totalHits <= this.limit) return spent.refund;
     const retryAfter = Math.max(1, spent.timeToExpire);
     return new ApiException(
       'rate_limited',
@@ -22,11 +22,6 @@ export class AbuseLimiter implements FailedAuthBudget {
       undefined,
       { 'Retry-After': String(retryAfter) },
     );
-  }
-
-  /** For a request whose key turned out valid: its unit back. */
-  async refund(address: string): Promise<void> {
-    await this.counters.refund(counterKey(address));
   }
 }
 

@@ -17,6 +17,7 @@ describe('MemoryCounters', () => {
       timeToExpire: 60,
       isBlocked: false,
       timeToBlockExpire: 0,
+      refund: expect.any(Function),
     });
     now += 20_500;
     await expect(hit()).resolves.toEqual({
@@ -24,6 +25,7 @@ describe('MemoryCounters', () => {
       timeToExpire: 40,
       isBlocked: false,
       timeToBlockExpire: 0,
+      refund: expect.any(Function),
     });
     await expect(hit('key:b')).resolves.toMatchObject({ totalHits: 1, timeToExpire: 60 });
     await expect(counters.peek('key:a', 60_000)).resolves.toEqual({ count: 2, resetInMs: 39_500 });
@@ -36,6 +38,7 @@ describe('MemoryCounters', () => {
       timeToExpire: 60,
       isBlocked: true,
       timeToBlockExpire: 60,
+      refund: expect.any(Function),
     });
     now += 30_000;
     await expect(hit()).resolves.toMatchObject({ isBlocked: true, timeToBlockExpire: 30 });
@@ -46,6 +49,7 @@ describe('MemoryCounters', () => {
       timeToExpire: 60,
       isBlocked: false,
       timeToBlockExpire: 0,
+      refund: expect.any(Function),
     });
   });
 
@@ -69,7 +73,13 @@ describe('MemoryCounters', () => {
   it('keeps a count, not a record per hit: 300,000 hits under a limit of 10,000,000 in one window', async () => {
     let last;
     for (let i = 0; i < 300_000; i++) last = await hit('key:a', 10_000_000);
-    expect(last).toEqual({ totalHits: 300_000, timeToExpire: 60, isBlocked: false, timeToBlockExpire: 0 });
+    expect(last).toEqual({
+      totalHits: 300_000,
+      timeToExpire: 60,
+      isBlocked: false,
+      timeToBlockExpire: 0,
+      refund: expect.any(Function),
+    });
   });
 });
 
@@ -83,12 +93,9 @@ class FlakyCounters implements Counters {
     return this.answer(() => this.inner.peek(key, windowMs));
   }
 
-  increment(key: string, ttl: number, limit: number, blockDuration: number) {
-    return this.answer(() => this.inner.increment(key, ttl, limit, blockDuration));
-  }
-
-  refund(key: string): Promise<void> {
-    return this.answer(() => this.inner.refund(key));
+  async increment(key: string, ttl: number, limit: number, blockDuration: number) {
+    const counted = await this.answer(() => this.inner.increment(key, ttl, limit, blockDuration));
+    return { ...counted, refund: () => this.answer(counted.refund) };
   }
 
   private answer<T>(result: () => Promise<T>): Promise<T> {
@@ -144,6 +151,23 @@ describe('ResilientCounters', () => {
     await expect(count(counters)).resolves.toMatchObject({ totalHits: 1 });
     expect(Date.now() - started).toBeLessThan(1000);
     expect(logger.warn.mock.calls[0][0]).toMatch(/no answer within 20 ms/);
+  });
+
+  it('gives a hit back to the store that counted it only, and drops it if the shared store fails then', async () => {
+    const shared = new FlakyCounters();
+    const local = new MemoryCounters();
+    const counters = new ResilientCounters(shared, logger, 20, local, () => now);
+    const sharedHit = await count(counters);
+    shared.mode = 'down';
+    const localHit = await count(counters);
+
+    shared.mode = 'hanging';
+    await sharedHit.refund();
+    await expect(local.peek('k', 60_000)).resolves.toMatchObject({ count: 1 });
+    await localHit.refund();
+    await expect(local.peek('k', 60_000)).resolves.toMatchObject({ count: 0 });
+    shared.mode = 'up';
+    await expect(shared.peek('k', 60_000)).resolves.toMatchObject({ count: 1 });
   });
 
   it('starts per instance when told the shared store was down at start', async () => {

@@ -10,19 +10,30 @@ export interface WindowCount {
   resetInMs: number;
 }
 
+export interface Hit extends ThrottlerStorageRecord {
+  /** Gives the hit back to the store that counted it, from its key's current window if that has one. */
+  refund: () => Promise<void>;
+}
+
 /** Fixed windows from the first hit: a limit may be spent at one window's end and at the next's start. */
 export interface Counters extends ThrottlerStorage {
   peek(key: string, windowMs: number): Promise<WindowCount>;
-  /** Gives back one hit of the current window, if it has one. */
-  refund(key: string): Promise<void>;
+  increment(key: string, ttl: number, limit: number, blockDuration: number, name: string): Promise<Hit>;
 }
 
-function record(hits: number, windowMs: number, limit: number, blockedMs: number): ThrottlerStorageRecord {
+function hit(
+  hits: number,
+  windowMs: number,
+  limit: number,
+  blockedMs: number,
+  refund: () => Promise<void>,
+): Hit {
   return {
     totalHits: hits,
     timeToExpire: Math.ceil(windowMs / 1000),
     isBlocked: blockedMs > 0 || hits > limit,
     timeToBlockExpire: Math.max(0, Math.ceil(blockedMs / 1000)),
+    refund,
   };
 }
 
@@ -49,7 +60,7 @@ export class MemoryCounters implements Counters {
     return Promise.resolve({ count: window.hits, resetInMs: window.endsAt - now });
   }
 
-  increment(key: string, ttl: number, limit: number, blockDuration: number): Promise<ThrottlerStorageRecord> {
+  increment(key: string, ttl: number, limit: number, blockDuration: number): Promise<Hit> {
     const now = this.now();
     let window = this.windows.get(key);
     if (!window) {
@@ -63,13 +74,11 @@ export class MemoryCounters implements Counters {
     if (window.blockedUntil <= now && window.hits > limit && blockDuration > 0) {
       window.blockedUntil = now + blockDuration;
     }
-    return Promise.resolve(record(window.hits, window.endsAt - now, limit, window.blockedUntil - now));
-  }
-
-  refund(key: string): Promise<void> {
-    const window = this.windows.get(key);
-    if (window && window.endsAt > this.now() && window.hits > 0) window.hits -= 1;
-    return Promise.resolve();
+    const refund = () => {
+      if (window.endsAt > this.now() && window.hits > 0) window.hits -= 1;
+      return Promise.resolve();
+    };
+    return Promise.resolve(hit(window.hits, window.endsAt - now, limit, window.blockedUntil - now, refund));
   }
 }
 
@@ -102,12 +111,7 @@ export class RedisCounters implements Counters {
     return { count, resetInMs: ttl > 0 ? ttl : windowMs };
   }
 
-  async increment(
-    key: string,
-    ttl: number,
-    limit: number,
-    blockDuration: number,
-  ): Promise<ThrottlerStorageRecord> {
+  async increment(key: string, ttl: number, limit: number, blockDuration: number): Promise<Hit> {
     const [hits, windowMs, blocked = 0] = await this.script('petstoreIncrement')(
       key,
       `${key}:blocked`,
@@ -115,11 +119,9 @@ export class RedisCounters implements Counters {
       limit,
       blockDuration,
     );
-    return record(hits, windowMs, limit, blocked);
-  }
-
-  async refund(key: string): Promise<void> {
-    await this.script('petstoreRefund')(key);
+    return hit(hits, windowMs, limit, blocked, async () => {
+      await this.script('petstoreRefund')(key);
+    });
   }
 
   async close(): Promise<void> {
@@ -160,12 +162,14 @@ export class ResilientCounters implements Counters, OnModuleDestroy {
     return this.run((counters) => counters.peek(key, windowMs));
   }
 
-  increment(key: string, ttl: number, limit: number, blockDuration: number, name: string) {
-    return this.run((counters) => counters.increment(key, ttl, limit, blockDuration, name));
-  }
-
-  refund(key: string): Promise<void> {
-    return this.run((counters) => counters.refund(key));
+  increment(key: string, ttl: number, limit: number, blockDuration: number, name: string): Promise<Hit> {
+    return this.run(async (counters) => {
+      const counted = await counters.increment(key, ttl, limit, blockDuration, name);
+      if (counters === this.local) return counted;
+      // Back to the shared store even if it is found down by now: this instance never counted it.
+      const refund = () => this.answered(counted.refund()).catch((error) => this.fail(error));
+      return { ...counted, refund };
+    });
   }
 
   private async run<T>(call: (counters: Counters) => Promise<T>): Promise<T> {
@@ -173,12 +177,8 @@ export class ResilientCounters implements Counters, OnModuleDestroy {
     if (this.downSince !== undefined && now - this.lastAttempt < SHARED_STORE_RETRY_MS)
       return call(this.local);
     this.lastAttempt = now;
-    let timer: NodeJS.Timeout | undefined;
     try {
-      const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`no answer within ${this.timeoutMs} ms`)), this.timeoutMs);
-      });
-      const result = await Promise.race([call(this.shared), timeout]);
+      const result = await this.answered(call(this.shared));
       if (this.downSince !== undefined) {
         const seconds = Math.round((this.now() - this.downSince) / 1000);
         this.logger.log(
@@ -191,6 +191,16 @@ export class ResilientCounters implements Counters, OnModuleDestroy {
     } catch (error) {
       this.fail(error);
       return call(this.local);
+    }
+  }
+
+  private async answered<T>(call: Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${this.timeoutMs} ms`)), this.timeoutMs);
+    });
+    try {
+      return await Promise.race([call, timeout]);
     } finally {
       clearTimeout(timer);
     }
