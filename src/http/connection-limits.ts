@@ -17,6 +17,9 @@ export interface ConnectionLimits {
 
 interface Held {
   inProgress: number;
+  latest: IncomingMessage | undefined;
+  /** The client's end, held back. */
+  ended: boolean;
   waiting: Buffer[];
   waitingBytes: number;
   /** Hands bytes to Node's parser (the socket's own `emit('data')`). */
@@ -46,6 +49,13 @@ export function limitConnections(server: Server, limits: ConnectionLimits): void
   const accepts = (socket: Socket, state: Held) =>
     state.inProgress < limits.maxPipelined && !socket.writableNeedDrain && !pausedByNode(socket);
 
+  /**
+   * Node closes the connection at the client's end, so the end waits for the answers to all the
+   * client sent whole; a request it cut short is Node's to refuse at once.
+   */
+  const holdsEnd = (state: Held) =>
+    state.waiting.length > 0 || (state.inProgress > 0 && state.latest?.complete === true);
+
   const feed = (socket: Socket, state: Held): void => {
     while (state.waiting.length > 0 && accepts(socket, state) && !socket.destroyed) {
       const chunk = state.waiting[0];
@@ -57,6 +67,10 @@ export function limitConnections(server: Server, limits: ConnectionLimits): void
     }
     // A socket Node paused itself, Node resumes.
     if (state.waiting.length === 0 && socket.isPaused() && !pausedByNode(socket)) socket.resume();
+    if (state.ended) {
+      state.ended = false;
+      socket.emit('end');
+    }
   };
 
   // Node's parser otherwise reads the socket's handle itself, with no 'data' event to hold back.
@@ -68,6 +82,8 @@ export function limitConnections(server: Server, limits: ConnectionLimits): void
     const emit = socket.emit.bind(socket) as (event: string | symbol, ...args: unknown[]) => boolean;
     const state: Held = {
       inProgress: 0,
+      latest: undefined,
+      ended: false,
       waiting: [],
       waitingBytes: 0,
       parse: (chunk) => emit('data', chunk),
@@ -79,6 +95,10 @@ export function limitConnections(server: Server, limits: ConnectionLimits): void
     socket.on('drain', () => feed(socket, state));
     socket.on('resume', () => feed(socket, state));
     socket.emit = (event: string | symbol, ...args: unknown[]): boolean => {
+      if (event === 'end' && holdsEnd(state)) {
+        state.ended = true;
+        return true;
+      }
       if (event !== 'data') return emit(event, ...args);
       const chunk = args[0] as Buffer;
       if (state.waiting.length === 0 && accepts(socket, state) && chunk.length <= SLICE_BYTES)
@@ -101,12 +121,13 @@ export function limitConnections(server: Server, limits: ConnectionLimits): void
     const state = connections.get(socket);
     if (!state) return;
     state.inProgress--;
-    if (state.waiting.length > 0) feed(socket, state);
+    if (state.waiting.length > 0 || state.ended) feed(socket, state);
   }
   server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
     const state = connections.get(req.socket);
     if (!state) return;
     state.inProgress++;
+    state.latest = req;
     res.on('close', answered);
   });
 
