@@ -2,7 +2,7 @@ import { Column, DataSource, Entity, ForeignKey, PrimaryGeneratedColumn } from '
 import { ResourceStores } from './resource-store';
 import { installSqliteGate } from './sqlite-gate';
 
-@Entity({ name: 'owners' })
+@Entity({ name: 'mutable_spec_owners' })
 class Owner {
   @PrimaryGeneratedColumn()
   id!: number;
@@ -14,7 +14,7 @@ class Owner {
   version!: number;
 }
 
-@Entity({ name: 'orders' })
+@Entity({ name: 'mutable_spec_orders' })
 class Order {
   @PrimaryGeneratedColumn()
   id!: number;

@@ -2,9 +2,12 @@ import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writ
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  expand,
   FEATURES_MARKER,
   generateModule,
   moduleNames,
+  parseOperations,
+  referencedModule,
   registerFeature,
   render,
   singularOf,
@@ -64,6 +67,51 @@ describe('generate:module', () => {
     expect(() => render('__proto__', {})).toThrow('unknown template token __proto__');
   });
 
+  it('keeps the `// @if` blocks of the flags that hold and repeats `// @each reference` per reference', () => {
+    const template = [
+      'a',
+      '  // @if update',
+      'patch',
+      '  // @if !references',
+      'alone',
+      '  // @end',
+      '  // @end',
+      '  // @each reference',
+      'ref __ref__ of __Item__',
+      '  // @end',
+      'z',
+    ].join('\n');
+    const refs = [{ __ref__: 'pet' }, { __ref__: 'owner' }];
+
+    expect(expand(template, { update: true, references: true }, refs)).toBe(
+      'a\npatch\nref pet of __Item__\nref owner of __Item__\nz',
+    );
+    expect(expand(template, { update: true, references: false }, [])).toBe('a\npatch\nalone\nz');
+    expect(expand(template, { update: false, references: false }, [])).toBe('a\nz');
+    expect(() => expand('// @if nothing\n// @end', {}, [])).toThrow('unknown template flag nothing');
+  });
+
+  it('takes operations that include list, get and create, in their order', () => {
+    expect(parseOperations('delete,list,get,create')).toEqual(['list', 'get', 'create', 'delete']);
+    expect(() => parseOperations('list,get')).toThrow('must include list, get, create');
+    expect(() => parseOperations('list,get,create,upsert')).toThrow('unknown operation upsert');
+  });
+
+  it('reads a referenced module from its files, and refuses one it cannot refer to', () => {
+    expect(referencedModule(ROOT, 'pets')).toEqual({
+      folder: 'pets',
+      moduleClass: 'PetsModule',
+      serviceClass: 'PetsService',
+      entityClass: 'PetEntity',
+      entityFile: 'pet.entity',
+      table: 'pets',
+      camelSingular: 'pet',
+      newSchema: 'NewPet',
+    });
+    expect(() => referencedModule(ROOT, 'nothing')).toThrow('there is no module src/nothing');
+    expect(() => referencedModule(ROOT, 'auth')).toThrow('must have auth.module.ts, auth.service.ts');
+  });
+
   it('registers the module after the last import and before the marker', () => {
     const source = `import { A } from './a';\nimport {\n  B,\n} from './b';\n\nexport const FEATURES = [\n  { module: A },\n${FEATURES_MARKER}\n];\n`;
     expect(registerFeature(source, moduleNames('orders'))).toBe(
@@ -113,6 +161,31 @@ describe('generate:module', () => {
       ).toContain("name = 'CreateOrders1700000000000'");
       expect(readFileSync(join(root, 'src/features.ts'), 'utf8')).toContain(
         '{ module: OrdersModule, schema: ORDERS_SCHEMA },',
+      );
+    });
+
+    it('with references and every operation: the foreign key, the code, PATCH and DELETE', () => {
+      cpSync(join(ROOT, 'src', 'pets'), join(root, 'src', 'pets'), { recursive: true });
+      const operations = parseOperations('list,get,create,update,delete');
+      const written = generateModule(root, moduleNames('orders'), { operations, references: ['pets'] }, 1);
+      const read = (file: string) => readFileSync(join(root, file), 'utf8');
+
+      expect(written).toContain('src/orders/dto/update-order.dto.ts');
+      for (const file of written) expect(read(file)).not.toMatch(/__[A-Za-z_-]+__|\/\/ @(if|each|end)/);
+      expect(read('src/orders/order.entity.ts')).toContain("name: 'fk_orders_pet_id'");
+      expect(read('src/orders/migrations/1-CreateOrders.ts')).toContain("referencedTableName: 'pets'");
+      expect(read('src/orders/orders.errors.ts')).toContain('unknown_pet: {');
+      expect(read('src/orders/orders.controller.ts')).toMatch(/@Patch[\s\S]*@Delete/);
+      expect(() => generateModule(root, moduleNames('baskets'), { references: ['pets', 'pets'] })).toThrow(
+        'names a module twice',
+      );
+    });
+
+    it('leaves out what the options do not ask for', () => {
+      const written = generateModule(root, moduleNames('orders'), {}, 1);
+      expect(written).not.toContain('src/orders/dto/update-order.dto.ts');
+      expect(readFileSync(join(root, 'src/orders/orders.controller.ts'), 'utf8')).not.toMatch(
+        /Patch|Delete|ETag/,
       );
     });
 

@@ -1,5 +1,10 @@
+// @if !references
+import { Check, Column, Entity } from 'typeorm';
+// @end
+// @if references
 import { Check, Column, Entity, ForeignKey, Index } from 'typeorm';
 import { int64AsNumber } from '../common/validation/int64';
+// @end
 import { IdColumn } from '../database/dialect';
 import { DEFAULT___ITEM___STATUS, __Item__Status } from './__item-kebab__-status';
 // @each reference

@@ -13,13 +13,16 @@ import { locationHeaderDocs } from '../common/resource-location';
 // @if !mutable
 import { responseOf } from '../common/response-of';
 // @end
+import type { ModuleErrorCode } from '../common/errors/error-codes';
 import { ApiErrors } from '../common/openapi/api-errors.decorator';
 import { ApiResource } from '../common/openapi/api-resource.decorator';
 import { ApiPageResponse, setNextLink } from '../common/pagination/next-link';
 import { ApiIdParam, IdPipe } from '../common/validation/id.pipe';
 import { IDEMPOTENCY_KEY_HEADER_DOCS, IdempotentRequests } from '../idempotency/idempotent-requests';
 import { __Item__Entity } from './__item-kebab__.entity';
+// @if references
 import { __ITEMS___ERRORS } from './__items-kebab__.errors';
+// @end
 import { __Items__Service } from './__items-kebab__.service';
 import { __Item__Dto } from './dto/__item-kebab__.dto';
 import { List__Items__QueryDto } from './dto/list-__items-kebab__-query.dto';
@@ -30,8 +33,12 @@ import { Update__Item__Dto } from './dto/update-__item-kebab__.dto';
 
 /** The collection's path under /v1, as in `Location` and `Link`; the OpenAPI tag too. */
 const COLLECTION = '__items-kebab__';
-/** The module's own codes: answered by create (and update) when a body breaks one. */
-const MODULE_ERRORS = Object.values(__ITEMS___ERRORS);
+/** The module's own codes (`__items-kebab__.errors.ts`) that a create or an update may answer. */
+const MODULE_ERRORS: ModuleErrorCode[] = [
+  // @each reference
+  __ITEMS___ERRORS.__ref_code__,
+  // @end
+];
 
 // Summaries and descriptions come from the doc comments (the @nestjs/swagger plugin); the
 // decorators say what it cannot infer: response descriptions, headers and errors.

@@ -18,7 +18,12 @@ describe('__Items__Service', () => {
   let service: __Items__Service;
   /** What every body below adds to the fields it is about: its references, to records that exist. */
   let refs: Record<string, number> = {};
+  // @if references
   const body = (fields: Partial<New__Item__Dto> & { name: string }) => ({ ...refs, ...fields }) as New__Item__Dto;
+  // @end
+  // @if !references
+  const body = (fields: New__Item__Dto) => fields;
+  // @end
 
   beforeEach(async () => {
     moduleRef = await featureTestingModule(__Items__Module);

@@ -1,5 +1,6 @@
 import { ArgumentMetadata } from '@nestjs/common';
 import { RequestValidationPipe } from '../../common/validation/request-validation.pipe';
+import { __Item__Entity } from '../__item-kebab__.entity';
 import { __Item__Dto } from './__item-kebab__.dto';
 import { New__Item__Dto } from './new-__item-kebab__.dto';
 // @if update
@@ -82,18 +83,24 @@ describe('Update__Item__Dto (a merge patch)', () => {
 
 describe('__Item__Dto.fromEntity', () => {
   it('copies the columns, leaving out a description the __noun__ does not have', () => {
-    const entity = { id: 1, name: 'First', description: 'More', status: 'active' as const, ...REFS };
-    // @if mutable
-    Object.assign(entity, { version: 1 });
-    // @end
-    expect(__Item__Dto.fromEntity(entity as never)).toStrictEqual({
+    const entity: __Item__Entity = {
+      id: 1,
+      name: 'First',
+      description: 'More',
+      status: 'active',
+      ...REFS,
+      // @if mutable
+      version: 1,
+      // @end
+    };
+    expect(__Item__Dto.fromEntity(entity)).toStrictEqual({
       id: 1,
       name: 'First',
       description: 'More',
       status: 'active',
       ...REFS,
     });
-    expect(JSON.stringify(__Item__Dto.fromEntity({ ...entity, description: null } as never))).toBe(
+    expect(JSON.stringify(__Item__Dto.fromEntity({ ...entity, description: null }))).toBe(
       JSON.stringify({ id: 1, name: 'First', status: 'active', ...REFS }),
     );
   });
