@@ -32,7 +32,7 @@ export class __Item__Entity {
   status!: __Item__Status;
   // @each reference
 
-  /** A __ref__ that exists: the database refuses a row naming another, and a delete of a __ref__ still named. */
+  /** The id of an existing __ref__: the database refuses a row naming none, and the delete of one still named. */
   @Column({ name: '__ref_column__', type: 'bigint', transformer: int64AsNumber })
   @ForeignKey(() => __RefEntity__, { name: '__ref_fk__', onDelete: 'RESTRICT' })
   @Index('__ref_index__')

@@ -9,7 +9,7 @@ export const __ITEMS___ERRORS = declareErrorCodes('__items-kebab__', {
   __ref_code__: {
     status: 422,
     message: '`__ref__Id` names no __ref__.',
-    when: '__a_noun__ names a `__ref__Id` that no __ref__ has',
+    when: 'the `__ref__Id` of __a_noun__ names no __ref__',
   },
   // @end
 });

@@ -72,7 +72,7 @@ describe('__Items__Service', () => {
   });
   // @each reference
 
-  it('refuses a __ref__Id no __ref__ has, with its own code naming the field', async () => {
+  it('refuses an unknown __ref__Id with its own code, naming the field', async () => {
     await expect(service.create(body({ name: 'Lost', __ref__Id: 987_654 }))).rejects.toMatchObject({
       code: '__ref_code__',
       details: [expect.objectContaining({ field: '__ref__Id' })],

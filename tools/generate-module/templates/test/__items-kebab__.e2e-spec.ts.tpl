@@ -148,7 +148,7 @@ describe('__Items__ API (e2e)', () => {
   });
 
   // @each reference
-  it('refuses a __ref__Id no __ref__ has: 422 __ref_code__ naming the field, and stores nothing', async () => {
+  it('refuses an unknown __ref__Id: 422 __ref_code__ naming the field, and stores nothing', async () => {
     const before = (await list('?limit=100')).body.length;
     const res = await create({ name: 'Lost', __ref__Id: 987_654 });
     expectError(res, 'create__Item__ 422', '__ref_code__');
@@ -243,7 +243,7 @@ describe('__Items__ API (e2e)', () => {
     });
     // @each reference
 
-    it('refuses a patch to a __ref__Id no __ref__ has: 422 __ref_code__', async () => {
+    it('refuses a patch to an unknown __ref__Id: 422 __ref_code__', async () => {
       const { body } = await create({ name: 'Moving' });
       const res = await patch(body.id, { __ref__Id: 987_654 }, { 'If-Match': '*' });
       expectError(res, 'update__Item__ 422', '__ref_code__');

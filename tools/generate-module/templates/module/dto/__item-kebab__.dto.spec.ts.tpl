@@ -45,15 +45,15 @@ describe('New__Item__Dto', () => {
     ['an id', { name: 'First', id: 1 }, ['id']],
     ['an unknown property', { name: 'First', colour: 'red' }, ['colour']],
     // @each reference
-    ['a __ref__Id that is not an id', { name: 'First', __ref__Id: '1' }, ['__ref__Id']],
-    ['a __ref__Id of 0', { name: 'First', __ref__Id: 0 }, ['__ref__Id']],
+    ['__ref__Id not an id', { name: 'First', __ref__Id: '1' }, ['__ref__Id']],
+    ['__ref__Id 0', { name: 'First', __ref__Id: 0 }, ['__ref__Id']],
     // @end
   ])('refuses %s', async (_label, body, fields) => {
     await expect(validate({ ...REFS, ...body })).resolves.toEqual(fields);
   });
   // @each reference
 
-  it('needs a __ref__Id', async () => {
+  it('needs __ref__Id', async () => {
     const { __ref__Id: _left, ...rest } = { name: 'First', ...REFS };
     await expect(validate(rest)).resolves.toEqual(['__ref__Id']);
   });

@@ -36,7 +36,7 @@ export class Update__Item__Dto {
   status?: __Item__Status;
   // @each reference
 
-  /** Another __ref__ (one that exists). */
+  /** The id of another __ref__ (one that exists). */
   @ApiProperty({ required: false })
   @ValidateIf(present)
   @IsId()
