@@ -181,28 +181,39 @@ export class ResourceStore<E extends Row> {
     if (!this.options.mutable) throw new Error(`${this.table} is not a mutable store`);
     const { manager, target } = this.repository;
     const postgres = manager.connection.options.type === 'postgres';
+    return this.write(async (transaction) => {
+      const row = await transaction.findOne(target, {
+        where: { id } as FindOptionsWhere<E>,
+        ...(postgres ? { lock: { mode: 'pessimistic_write' as const } } : {}),
+      });
+      if (!row) return null;
+      if (!matches(row)) throw new ApiException('precondition_failed');
+      return work(transaction, row);
+    });
+  }
+
+  /**
+   * `work` in one transaction, repeated within the outage wait while it cannot have committed; on
+   * SQLite it holds the connection's gate (sqlite-gate.ts) so no other request's SQL joins it.
+   */
+  private write<R>(work: (transaction: EntityManager) => Promise<R>): Promise<R> {
+    const { connection } = this.repository.manager;
     const transaction = () =>
-      beforeCommit(manager.connection, (reachedCommit) =>
-        manager.transaction(async (transaction) => {
-          const row = await transaction.findOne(target, {
-            where: { id } as FindOptionsWhere<E>,
-            ...(postgres ? { lock: { mode: 'pessimistic_write' as const } } : {}),
-          });
-          if (!row) return null;
-          if (!matches(row)) throw new ApiException('precondition_failed');
-          const result = await work(transaction, row);
+      beforeCommit(connection, (reachedCommit) =>
+        connection.transaction(async (manager) => {
+          const result = await work(manager);
           reachedCommit();
           return result;
         }),
       );
-    const gate = sqliteGateOf(manager.connection);
+    const gate = sqliteGateOf(connection);
     return gate ? gate.exclusive(transaction) : transaction();
   }
 
   /**
    * One INSERT per group, and with it, in one transaction, the work that must commit with its rows.
-   * SQLite has one writer, so ids become visible in order; its transaction holds the connection's
-   * gate (sqlite-gate.ts), and a group with no such work is one statement, atomic without one.
+   * SQLite has one writer, so ids become visible in order; a group with no such work is one
+   * statement, atomic without a transaction.
    * PostgreSQL hands ids out before commit, so inserts take the table's advisory lock on every
    * instance.
    */
@@ -214,19 +225,13 @@ export class ResourceStore<E extends Row> {
     const postgres = manager.connection.options.type === 'postgres';
     if (!postgres && pending.every((create) => create.inTransaction === undefined))
       return created(await manager.insert(target, rows as never));
-    const transaction = () =>
-      beforeCommit(manager.connection, (reachedCommit) =>
-        manager.transaction(async (transaction) => {
-          if (postgres) await transaction.query('SELECT pg_advisory_xact_lock(hashtext($1))', [this.table]);
-          const entities = created(await transaction.insert(target, rows as never));
-          for (const [index, create] of pending.entries())
-            await create.inTransaction?.(transaction, entities[index]);
-          reachedCommit();
-          return entities;
-        }),
-      );
-    const gate = sqliteGateOf(manager.connection);
-    return gate ? gate.exclusive(transaction) : transaction();
+    return this.write(async (transaction) => {
+      if (postgres) await transaction.query('SELECT pg_advisory_xact_lock(hashtext($1))', [this.table]);
+      const entities = created(await transaction.insert(target, rows as never));
+      for (const [index, create] of pending.entries())
+        await create.inTransaction?.(transaction, entities[index]);
+      return entities;
+    });
   }
 }
 

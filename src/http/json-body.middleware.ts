@@ -56,12 +56,12 @@ export function jsonBody(limitBytes: number): RequestHandler {
     const mediaType = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
     // One JSON type per method: a PATCH is a merge patch (RFC 7396), anything else plain JSON;
     // other `+json` types (problem, json-patch) carry other semantics.
-    if (req.method === 'PATCH' ? mediaType !== MERGE_PATCH : mediaType !== 'application/json')
-      return next(
-        req.method === 'PATCH'
-          ? new ApiException('unsupported_media_type', `A PATCH body must be sent as ${MERGE_PATCH} (UTF-8).`)
-          : new ApiException('unsupported_media_type'),
-      );
+    if (req.method === 'PATCH') {
+      if (mediaType !== MERGE_PATCH)
+        return next(
+          new ApiException('unsupported_media_type', `A PATCH body must be sent as ${MERGE_PATCH} (UTF-8).`),
+        );
+    } else if (mediaType !== 'application/json') return next(new ApiException('unsupported_media_type'));
     if (Number(req.headers['content-length']) > limitBytes) {
       // Answer and close now rather than read a body that will be refused anyway.
       res.setHeader('Connection', 'close');
