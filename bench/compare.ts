@@ -4,16 +4,19 @@
  * machine req/s swing with whatever else runs; the server's own CPU time per request swings much
  * less, and the median of the rounds' A/B ratios is the number to quote for a change.
  *
- * A and B are entry points, e.g. dist/main.js of two worktrees or builds. Each is started once
+ * A and B are entry points (dist/main.js of two builds), or git refs: `npm run bench:compare --
+ * dist/main.js main` compares this build with main's, built in a temporary worktree that links
+ * this node_modules. A change to the request path quotes that comparison. Each is started once
  * on a fresh temporary database and seeded (--seed, 1000); then, scenario by scenario
  * (--scenarios, all), --rounds (8) runs of --duration s (3) at --connections (32) per server,
  * each after a 1 s warm-up. Both servers run pinned to the last CPU when taskset is there.
  * --a-flags / --b-flags give one side node flags (e.g. "--max-old-space-size=64").
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { BenchContext, canPin, errorsOf, load, SCENARIOS, seed, Server } from './support';
+import { BenchContext, canPin, errorsOf, load, ROOT, SCENARIOS, seed, Server } from './support';
 
 interface Side {
   name: string;
@@ -23,6 +26,7 @@ interface Side {
 
 interface Run {
   cpuMicrosPerRequest: number;
+  p99Ms: number;
   requestsPerSecond: number;
   errors: number;
 }
@@ -40,7 +44,7 @@ function parse(argv: string[]) {
     named[name] === undefined ? fallback : Number(named[name]);
   const sides: Side[] = positional.map((entry, index) => ({
     name: index === 0 ? 'A' : 'B',
-    entry: resolve(entry),
+    entry,
     flags: (named[index === 0 ? 'a-flags' : 'b-flags'] ?? '').split(' ').filter(Boolean),
   }));
   const names = (named.scenarios ?? SCENARIOS.map((scenario) => scenario.name).join(',')).split(',');
@@ -62,12 +66,34 @@ const median = (values: number[]) => {
   return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
 };
 
+/** The entry point of `entry`: a file as it is, or a git ref built in a worktree under `dir`. */
+function builtEntry(entry: string, dir: string): string {
+  if (existsSync(entry)) return resolve(entry);
+  const tree = join(dir, `tree-${entry.replace(/[^\w.-]/g, '_')}`);
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: ROOT, stdio: 'pipe' });
+  git('worktree', 'add', '--detach', tree, entry);
+  symlinkSync(join(ROOT, 'node_modules'), join(tree, 'node_modules'));
+  console.log(`building ${entry} in ${tree}`);
+  execFileSync(join(ROOT, 'node_modules', '.bin', 'nest'), ['build', '-p', 'tsconfig.build.json'], {
+    cwd: tree,
+    stdio: 'inherit',
+  });
+  return join(tree, 'dist', 'main.js');
+}
+
+function removeWorktrees(dir: string): void {
+  execFileSync('git', ['worktree', 'prune'], { cwd: ROOT });
+  rmSync(dir, { recursive: true, force: true });
+  execFileSync('git', ['worktree', 'prune'], { cwd: ROOT });
+}
+
 async function main(): Promise<void> {
   const options = parse(process.argv.slice(2));
   const pin = canPin();
   const dir = mkdtempSync(join(tmpdir(), 'petstore-compare-'));
   const servers: Server[] = [];
   try {
+    for (const side of options.sides) side.entry = builtEntry(side.entry, dir);
     const contexts: BenchContext[] = [];
     for (const [index, side] of options.sides.entries()) {
       const server = await Server.start(side.entry, join(dir, `${side.name}.sqlite`), {
@@ -101,6 +127,7 @@ async function main(): Promise<void> {
               const cpu = (server.cpuSeconds() ?? 0) - before;
               return {
                 cpuMicrosPerRequest: (cpu / result.requests.total) * 1e6,
+                p99Ms: result.latency.p99,
                 requestsPerSecond: result.requests.total / result.duration,
                 errors: errorsOf(warmup) + errorsOf(result),
               };
@@ -113,15 +140,16 @@ async function main(): Promise<void> {
       const [a, b] = runs.map((sideRuns) => ({
         cpu: median(sideRuns.map((run) => run.cpuMicrosPerRequest)),
         rps: median(sideRuns.map((run) => run.requestsPerSecond)),
+        p99: median(sideRuns.map((run) => run.p99Ms)),
         errors: sideRuns.reduce((sum, run) => sum + run.errors, 0),
         spread: sideRuns.map((run) => Math.round(run.cpuMicrosPerRequest)).join(' '),
       }));
       console.log(`\n${scenario.name}: ${scenario.description}`);
       console.log(
-        `  A  CPU ${a.cpu.toFixed(0)} µs/req  ${a.rps.toFixed(0)} req/s  errors ${a.errors}  [${a.spread}]`,
+        `  A  CPU ${a.cpu.toFixed(0)} µs/req  ${a.rps.toFixed(0)} req/s  p99 ${a.p99} ms  errors ${a.errors}  [${a.spread}]`,
       );
       console.log(
-        `  B  CPU ${b.cpu.toFixed(0)} µs/req  ${b.rps.toFixed(0)} req/s  errors ${b.errors}  [${b.spread}]`,
+        `  B  CPU ${b.cpu.toFixed(0)} µs/req  ${b.rps.toFixed(0)} req/s  p99 ${b.p99} ms  errors ${b.errors}  [${b.spread}]`,
       );
       console.log(
         `  A/B: CPU per request ${median(ratios).toFixed(2)}x (median of the rounds' ratios: ${ratios.map((ratio) => ratio.toFixed(2)).join(' ')}), req/s ${(a.rps / b.rps).toFixed(2)}x`,
@@ -133,7 +161,7 @@ async function main(): Promise<void> {
     );
   } finally {
     await Promise.all(servers.map((server) => server.stop()));
-    rmSync(dir, { recursive: true, force: true });
+    removeWorktrees(dir);
   }
 }
 

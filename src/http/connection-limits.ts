@@ -17,6 +17,7 @@ export interface ConnectionLimits {
 
 interface Held {
   inProgress: number;
+  /** The newest request while any is in progress; never one already answered (it would live on). */
   latest: IncomingMessage | undefined;
   /** The client's end, held back. */
   ended: boolean;
@@ -120,7 +121,7 @@ export function limitConnections(server: Server, limits: ConnectionLimits): void
     const socket = this.req.socket;
     const state = connections.get(socket);
     if (!state) return;
-    state.inProgress--;
+    if (--state.inProgress === 0) state.latest = undefined;
     if (state.waiting.length > 0 || state.ended) feed(socket, state);
   }
   server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
