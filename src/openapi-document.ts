@@ -10,12 +10,16 @@ import type {
 } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 import { apiDescription } from './api-description';
 import { resourceTags } from './common/openapi/api-resource.decorator';
+import {
+  CORS_HEADER_DOCS,
+  IDEMPOTENCY_KEY_HEADER,
+  RATE_LIMIT_HEADER_DOCS,
+  REPLAYED_HEADER_DOCS,
+  REQUEST_ID_HEADER_DOCS,
+} from './common/openapi/headers';
 import { errorCodes } from './common/errors/error-codes';
 import { API_PREFIX } from './common/resource-location';
 import { AppConfig } from './config/app-config';
-import { REQUEST_ID_HEADER_DOCS } from './http/request-id';
-import { IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER_DOCS } from './idempotency/idempotent-requests';
-import { RATE_LIMIT_HEADER_DOCS } from './rate-limit/rate-limit.guard';
 
 const OPERATION_ID_SEPARATOR = '#';
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options', 'head', 'trace'] as const;
@@ -79,14 +83,6 @@ export function nameOperations(document: OpenAPIObject): void {
         : `${resource.charAt(0).toLowerCase()}${resource.slice(1)}${handler.charAt(0).toUpperCase()}${handler.slice(1)}`;
   }
 }
-
-const CORS_HEADER_DOCS = {
-  'Access-Control-Allow-Origin': {
-    description: "The request's `Origin`, when it is one of the deployment's `CORS_ORIGINS`.",
-    required: false,
-    schema: { type: 'string', format: 'uri', maxLength: 2048 },
-  },
-};
 
 /**
  * What the HTTP layer does for every operation, which no controller declares: the headers of every

@@ -4,7 +4,7 @@ import { NestExpressApplication } from '@nestjs/platform-express';
 import { SwaggerModule } from '@nestjs/swagger';
 import type { DestinationStream, Logger as PinoLogger } from 'pino';
 import { AppModule } from './app.module';
-import { ETAG_HEADER, IF_MATCH_HEADER } from './common/conditional-requests';
+import { ETAG_HEADER, IF_MATCH_HEADER, REQUEST_ID_HEADER } from './common/openapi/headers';
 import { API_PREFIX } from './common/resource-location';
 import { AppConfig } from './config/app-config';
 import { HEALTH_PATH } from './health/health.controller';
@@ -12,7 +12,6 @@ import { ExpressServerAdapter } from './http/express-server.adapter';
 import { httpMetrics } from './http/http-metrics';
 import { jsonBody } from './http/json-body.middleware';
 import { answerProtocolErrors, checkRequestHeaders } from './http/protocol-errors';
-import { REQUEST_ID_HEADER } from './http/request-id';
 import { requestLog } from './http/request-log';
 import { RouteIndex } from './http/route-index';
 import { securityHeaders } from './http/security-headers';
@@ -76,7 +75,7 @@ export function setupApp(app: NestExpressApplication, config: AppConfig): void {
   app.use(securityHeaders(DOCS_PATH));
   if (config.corsOrigins.length > 0) enableCors(app, config.corsOrigins);
   app.use(checkRequestHeaders);
-  app.use(jsonBody(config.bodyLimitBytes));
+  app.use(jsonBody(config.bodyLimitBytes, new RouteIndex(app.getHttpAdapter().getInstance())));
   app.setGlobalPrefix(API_PREFIX, {
     exclude: [{ path: `${HEALTH_PATH}/{*probe}`, method: RequestMethod.GET }],
   });

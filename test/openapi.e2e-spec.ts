@@ -68,7 +68,7 @@ describe('The OpenAPI document (e2e)', () => {
     document = await committedDocument();
   });
 
-  const operation = (path: string, method: 'get' | 'post'): OperationObject =>
+  const operation = (path: string, method: 'get' | 'post' | 'patch'): OperationObject =>
     document.paths[path][method] as OperationObject;
   /** The operations of one module: those under its paths, whatever other modules the document has. */
   const operationsUnder = (prefix: string): DocumentedOperation[] =>
@@ -182,11 +182,12 @@ describe('The OpenAPI document (e2e)', () => {
       for (const op of petOperations()) expect(op.security).toBeUndefined();
     });
 
-    it('operationIds exactly listPets, createPet, getPet, each tagged pets and summarised; pets tags nothing else', () => {
+    it('operationIds exactly listPets, createPet, getPet and updatePet, each tagged pets and summarised; pets tags nothing else', () => {
       expect(operationsUnder('/pets').map(nameOf)).toEqual([
         'GET /pets (listPets)',
         'POST /pets (createPet)',
         'GET /pets/{petId} (getPet)',
+        'PATCH /pets/{petId} (updatePet)',
       ]);
       for (const op of petOperations()) {
         expect(op.tags).toEqual(['pets']);
@@ -201,7 +202,15 @@ describe('The OpenAPI document (e2e)', () => {
 
     it('named schemas Pet, NewPet, PetStatus and Error, with int64 formats and the bounds of decisions.md', () => {
       const schemas = document.components?.schemas as Record<string, SchemaObject>;
-      expect(petSchemas()).toEqual(['Error', 'ErrorCode', 'ErrorDetail', 'NewPet', 'Pet', 'PetStatus']);
+      expect(petSchemas()).toEqual([
+        'Error',
+        'ErrorCode',
+        'ErrorDetail',
+        'NewPet',
+        'Pet',
+        'PetPatch',
+        'PetStatus',
+      ]);
       expect(schemas.ErrorCode.enum).toEqual(errorCodes());
       expect(schemas.NewPet.additionalProperties).toBe(false);
       expect(schemas.PetStatus).toEqual({ type: 'string', enum: ['available', 'pending', 'sold'] });
@@ -213,7 +222,9 @@ describe('The OpenAPI document (e2e)', () => {
       expect(schemas.NewPet.required).toEqual(['name', 'categoryId']);
       expect(Object.keys(schemas.NewPet.properties ?? {})).toEqual(['name', 'categoryId', 'status']);
       expect(schemas.NewPet.properties?.categoryId).toMatchObject(int64);
-      for (const schema of [schemas.Pet, schemas.NewPet]) {
+      expect(Object.keys(schemas.PetPatch.properties ?? {})).toEqual(['name', 'categoryId', 'status']);
+      expect(schemas.PetPatch.required).toBeUndefined();
+      for (const schema of [schemas.Pet, schemas.NewPet, schemas.PetPatch]) {
         expect(schema.properties?.name).toMatchObject({
           type: 'string',
           minLength: 1,
@@ -284,12 +295,18 @@ describe('The OpenAPI document (e2e)', () => {
       expect(getPet.description).toContain('`status` filter');
       expect(operation('/pets', 'get').deprecated).toBeUndefined();
       expect(operation('/pets', 'post').deprecated).toBeUndefined();
+      expect(operation('/pets/{petId}', 'patch').deprecated).toBeUndefined();
     });
 
     it.each([
       ['/pets', 'get', ['200', '400', '401', '429', '500', '503']],
       ['/pets', 'post', ['201', '400', '401', '409', '413', '415', '422', '429', '500', '503']],
       ['/pets/{petId}', 'get', ['200', '400', '401', '404', '429', '500', '503']],
+      [
+        '/pets/{petId}',
+        'patch',
+        ['200', '400', '401', '404', '409', '412', '413', '415', '428', '429', '500', '503'],
+      ],
     ] as const)('%s %s documents exactly the statuses %j', (path, method, statuses) => {
       const responses = operation(path, method).responses as Record<string, ResponseObject>;
       expect(Object.keys(responses)).toEqual([...statuses, 'default']);
@@ -317,10 +334,11 @@ describe('The OpenAPI document (e2e)', () => {
       });
     });
 
-    it('headers: Location on 201, Deprecation, Sunset and Link on every response getPet itself answers', () => {
+    it('headers: Location and ETag on 201, ETag on get and change, Deprecation, Sunset and Link on every response getPet itself answers', () => {
       const created = operation('/pets', 'post').responses['201'] as ResponseObject;
       expect(Object.keys(created.headers ?? {}).sort()).toEqual([
         'Access-Control-Allow-Origin',
+        'ETag',
         'Idempotent-Replayed',
         'Location',
         'RateLimit',
@@ -335,6 +353,11 @@ describe('The OpenAPI document (e2e)', () => {
           status,
           headers: expect.arrayContaining(['Deprecation', 'Sunset', 'Link']),
         });
+      }
+      expect((created.headers?.ETag as HeaderObject).required).toBe(false);
+      for (const method of ['get', 'patch'] as const) {
+        const etag = (operation('/pets/{petId}', method).responses['200'] as ResponseObject).headers?.ETag;
+        expect(etag).toMatchObject({ required: true, schema: { pattern: '^"[1-9][0-9]{0,18}"$' } });
       }
       const sunset = (operation('/pets/{petId}', 'get').responses['200'] as ResponseObject).headers?.Sunset;
       expect((sunset as HeaderObject).schema).toEqual({

@@ -273,7 +273,7 @@ describe('Security headers, CORS and API docs (e2e)', () => {
         .set('Origin', ORIGIN)
         .set('Access-Control-Request-Method', 'GET');
       expect(onePet.status).toBe(204);
-      expect(onePet.headers['access-control-allow-methods']).toBe('GET,HEAD');
+      expect(onePet.headers['access-control-allow-methods']).toBe('GET,HEAD,PATCH');
       expect(preflight.headers['access-control-max-age']).toBe('600');
 
       for (const origin of ['https://evil.example.org', 'https://app.example.org.evil.example', 'null']) {

@@ -61,7 +61,7 @@ describe('HTTP policy of API answers (e2e)', () => {
 
   it.each<[string, () => Promise<Response>, number, string[]]>([
     ['200 list', () => request(http).get('/v1/pets').set(AUTH), 200, RATE_LIMIT],
-    ['201 create', created, 201, [...RATE_LIMIT, 'location']],
+    ['201 create', created, 201, [...RATE_LIMIT, 'location', 'etag']],
     [
       '200 get (deprecated)',
       async () =>
@@ -69,7 +69,19 @@ describe('HTTP policy of API answers (e2e)', () => {
           .get(String((await created()).headers.location))
           .set(AUTH),
       200,
-      [...RATE_LIMIT, ...DEPRECATION],
+      [...RATE_LIMIT, ...DEPRECATION, 'etag'],
+    ],
+    [
+      '200 change',
+      async () =>
+        request(http)
+          .patch(String((await created()).headers.location))
+          .set(AUTH)
+          .set('If-Match', '*')
+          .set('Content-Type', 'application/merge-patch+json')
+          .send('{"name":"Rex II"}'),
+      200,
+      [...RATE_LIMIT, 'etag'],
     ],
     ['400 validation', () => request(http).post('/v1/pets').set(AUTH).send({ name: 5 }), 400, RATE_LIMIT],
     [
@@ -111,11 +123,14 @@ describe('HTTP policy of API answers (e2e)', () => {
     ],
     ['200 /health/live', () => request(http).get('/health/live'), 200, []],
     ['200 /health/ready', () => request(http).get('/health/ready'), 200, []],
-  ])('%s: exactly the API set and what the operation needs, no ETag', async (_label, send, status, needs) => {
-    const res = await send();
-    expect(res.status).toBe(status);
-    expectApiHeaders(res.headers, needs);
-  });
+  ])(
+    '%s: exactly the API set and what the operation needs (ETag: the version, where the answer shows one)',
+    async (_label, send, status, needs) => {
+      const res = await send();
+      expect(res.status).toBe(status);
+      expectApiHeaders(res.headers, needs);
+    },
+  );
 
   it('429 per key: the API set, Retry-After and the RateLimit headers', async () => {
     const server = limited.getHttpServer();

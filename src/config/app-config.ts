@@ -123,6 +123,9 @@ export class EnvironmentVariables {
   @Integer(1, 4096)
   READ_CACHE_MB = 16;
 
+  @Integer(0, 60000)
+  READ_CACHE_STALE_MS = 1000;
+
   @OneOf(SQLITE_SYNCHRONOUS_MODES, { ignoreCase: true })
   SQLITE_SYNCHRONOUS: SqliteSynchronous = 'FULL';
 
@@ -225,6 +228,7 @@ function appConfigFrom(variables: EnvironmentVariables) {
     redisUrl: variables.REDIS_URL ?? null,
     readCacheSize: variables.READ_CACHE_SIZE,
     readCacheMegabytes: variables.READ_CACHE_MB,
+    readCacheStaleMs: variables.READ_CACHE_STALE_MS,
     sqliteSynchronous: variables.SQLITE_SYNCHRONOUS,
     sqliteBusyTimeoutMs: variables.SQLITE_BUSY_TIMEOUT_MS,
     apiKeys: variables.API_KEYS as readonly string[],

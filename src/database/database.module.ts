@@ -5,6 +5,7 @@ import { ERROR_TRANSLATOR } from '../common/errors/api-exception';
 import { AppConfig } from '../config/app-config';
 import { ModuleSchema } from './module-schema';
 import { dataSourceOptions, openDatabase } from './database.options';
+import { ChangeNotices } from './change-notices';
 import { translateOutage } from './outage';
 import { READ_CACHE_OPTIONS, ResourceStores } from './resource-store';
 
@@ -31,6 +32,7 @@ export class DatabaseModule {
       providers: [
         { provide: READ_CACHE_OPTIONS, useValue: config },
         ResourceStores,
+        ChangeNotices,
         { provide: ERROR_TRANSLATOR, useFactory: translateOutage },
       ],
       exports: [ResourceStores, ERROR_TRANSLATOR],

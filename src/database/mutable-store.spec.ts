@@ -1,4 +1,5 @@
-import { Column, DataSource, Entity, ForeignKey, PrimaryGeneratedColumn } from 'typeorm';
+import { Column, DataSource, Entity, EntityManager, ForeignKey, PrimaryGeneratedColumn } from 'typeorm';
+import { ApiException } from '../common/errors/api-exception';
 import { ResourceStores } from './resource-store';
 import { installSqliteGate } from './sqlite-gate';
 
@@ -24,8 +25,11 @@ class Order {
   ownerId!: number;
 }
 
-const options = { readCacheSize: 100, readCacheMegabytes: 1 };
-const always = () => true;
+const options = { readCacheSize: 100, readCacheMegabytes: 1, readCacheStaleMs: 60_000 };
+const always = () => undefined;
+const refuse = () => {
+  throw new ApiException('precondition_failed');
+};
 
 /** Stores of rows that change and go, on a real in-memory SQLite database with foreign keys on. */
 describe('a mutable ResourceStore', () => {
@@ -52,45 +56,120 @@ describe('a mutable ResourceStore', () => {
 
   const owners = (stores: ResourceStores) => stores.of(dataSource.getRepository(Owner), { mutable: true });
   const orders = (stores: ResourceStores) => stores.of(dataSource.getRepository(Order));
+  /** Reads the row and the first page, so that both are cached. */
+  const warm = async (stores: ResourceStores, id: number) => {
+    await owners(stores).get(id);
+    await owners(stores).page({ limit: 1 });
+  };
 
-  it('updates a row one version up, and no instance reads the old version after', async () => {
+  it('updates a row one version up; its instance answers the new version at once, from its cache after', async () => {
     const created = await owners(one).create({ name: 'Ann', version: 1 });
-    expect(await owners(other).get(created.id)).toEqual({ id: created.id, name: 'Ann', version: 1 });
+    await owners(one).create({ name: 'Bea', version: 1 });
+    await warm(one, created.id);
 
-    const updated = await owners(one).update(
-      created.id,
-      { name: 'Anna', version: undefined } as never,
-      always,
-    );
+    const updated = await owners(one).update(created.id, { name: 'Anna' }, always);
 
     expect(updated).toEqual({ id: created.id, name: 'Anna', version: 2 });
-    expect(await owners(other).get(created.id)).toEqual(updated);
-    expect((await owners(other).page({ limit: 10 })).items).toEqual([updated]);
+    expect(await owners(one).get(created.id)).toEqual(updated);
+    expect((await owners(one).page({ limit: 1 })).items).toEqual([updated]);
+    const read = jest.spyOn(dataSource.getRepository(Owner), 'findOneBy');
+    expect(await owners(one).get(created.id)).toEqual(updated);
+    expect(read).not.toHaveBeenCalled();
   });
 
-  it('changes nothing when the condition fails (412), and answers null for a row that is not there', async () => {
+  it('another instance answers its cached version until it hears of the change, then the new one', async () => {
+    const created = await owners(one).create({ name: 'Ann', version: 1 });
+    await owners(one).create({ name: 'Bea', version: 1 });
+    await warm(other, created.id);
+
+    const updated = await owners(one).update(created.id, { name: 'Anna' }, always);
+    expect(await owners(other).get(created.id)).toEqual(created);
+
+    other.changed(owners(other).table, created.id);
+    expect(await owners(other).get(created.id)).toEqual(updated);
+    expect((await owners(other).page({ limit: 1 })).items).toEqual([updated]);
+  });
+
+  it('answers a cached row of a mutable table no longer than readCacheStaleMs', async () => {
+    const bounded = new ResourceStores({ ...options, readCacheStaleMs: 50 });
+    const created = await owners(one).create({ name: 'Ann', version: 1 });
+    await owners(bounded).get(created.id);
+    const updated = await owners(one).update(created.id, { name: 'Anna' }, always);
+
+    expect(await owners(bounded).get(created.id)).toEqual(created);
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(await owners(bounded).get(created.id)).toEqual(updated);
+  });
+
+  it('keeps nothing a change overtook: a read of the old row that ends after the change is not cached', async () => {
+    const created = await owners(one).create({ name: 'Ann', version: 1 });
+    const repository = dataSource.getRepository(Owner);
+    const findOneBy = repository.findOneBy.bind(repository);
+    let updated: Owner | null = null;
+    jest.spyOn(repository, 'findOneBy').mockImplementationOnce(async (where) => {
+      const old = await findOneBy(where);
+      updated = await owners(one).update(created.id, { name: 'Anna' }, always);
+      return old;
+    });
+
+    expect(await owners(one).get(created.id)).toEqual(created);
+    expect(await owners(one).get(created.id)).toEqual(updated);
+  });
+
+  it('writes nothing for changes that change nothing: the version stays', async () => {
+    const created = await owners(one).create({ name: 'Ann', version: 1 });
+    const update = jest.spyOn(EntityManager.prototype, 'update');
+
+    await expect(owners(one).update(created.id, { name: 'Ann' }, always)).resolves.toEqual(created);
+    await expect(owners(one).update(created.id, {}, always)).resolves.toEqual(created);
+    expect(update).not.toHaveBeenCalled();
+    update.mockRestore();
+  });
+
+  it('changes nothing when the check refuses, and answers null for a row that is not there', async () => {
     const created = await owners(one).create({ name: 'Ann', version: 1 });
 
-    await expect(
-      owners(one).update(created.id, { name: 'Bob' }, (row) => row.version === 7),
-    ).rejects.toMatchObject({
+    await expect(owners(one).update(created.id, { name: 'Bob' }, refuse)).rejects.toMatchObject({
       code: 'precondition_failed',
     });
-    await expect(owners(one).update(999, { name: 'Bob' }, always)).resolves.toBeNull();
-    expect(await owners(one).get(created.id)).toEqual(created);
+    await expect(owners(one).update(999, { name: 'Bob' }, refuse)).resolves.toBeNull();
+    expect(await owners(other).get(created.id)).toEqual(created);
+  });
+
+  it("changes a row in another store's transaction, and drops it from the cache once that commits", async () => {
+    const owner = await owners(one).create({ name: 'Ann', version: 1 });
+    await warm(one, owner.id);
+
+    await orders(one).create({ ownerId: owner.id }, async (transaction) => {
+      await owners(one).update(owner.id, { name: 'Ordered' }, always, transaction);
+      // Not committed yet: this instance still answers what is committed.
+      expect((await owners(one).get(owner.id))?.name).toBe('Ann');
+    });
+
+    expect(await owners(one).get(owner.id)).toEqual({ ...owner, name: 'Ordered', version: 2 });
+  });
+
+  it('refuses a change in a transaction no store began: it could not be dropped from the cache on commit', async () => {
+    const owner = await owners(one).create({ name: 'Ann', version: 1 });
+    await expect(
+      dataSource.transaction((manager) => owners(one).update(owner.id, { name: 'Lost' }, always, manager)),
+    ).rejects.toThrow('a change in a transaction that no ResourceStore began');
+    expect(await owners(other).get(owner.id)).toEqual(owner);
   });
 
   it('deletes a row once; one that rows of another table refer to is 409 still_referenced', async () => {
     const kept = await owners(one).create({ name: 'Kept', version: 1 });
     const gone = await owners(one).create({ name: 'Gone', version: 1 });
     await orders(one).create({ ownerId: kept.id });
+    await warm(one, gone.id);
 
     await expect(owners(one).delete(kept.id)).rejects.toMatchObject({ code: 'still_referenced' });
-    await expect(owners(one).delete(gone.id, () => false)).rejects.toMatchObject({
+    await expect(owners(one).delete(gone.id, refuse)).rejects.toMatchObject({
       code: 'precondition_failed',
     });
     await expect(owners(one).delete(gone.id)).resolves.toBe(true);
-    await expect(owners(other).get(gone.id)).resolves.toBeNull();
+    await expect(owners(one).get(gone.id)).resolves.toBeNull();
+    expect((await owners(one).page({ limit: 1 })).items).toEqual([kept]);
     await expect(owners(one).delete(gone.id)).resolves.toBe(false);
     expect(await owners(one).get(kept.id)).toEqual(kept);
   });
@@ -100,6 +179,21 @@ describe('a mutable ResourceStore', () => {
 
     const results = await Promise.allSettled(
       [1, 2, 3].map((n) => orders(one).create({ ownerId: n === 2 ? 999 : owner.id })),
+    );
+
+    expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(await dataSource.getRepository(Order).count()).toBe(2);
+  });
+
+  it("creates the rows of a group whose own work holds when one row's work refuses it", async () => {
+    const owner = await owners(one).create({ name: 'Ann', version: 1 });
+
+    const results = await Promise.allSettled(
+      [1, 2, 3].map((n) =>
+        orders(one).create({ ownerId: owner.id }, () =>
+          n === 2 ? Promise.reject(new ApiException('invalid_transition')) : Promise.resolve(),
+        ),
+      ),
     );
 
     expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);

@@ -1,38 +1,57 @@
 import { ApiException } from '../common/errors/api-exception';
-import { ModuleErrorCode } from '../common/errors/error-codes';
+import { errorSpec, ModuleErrorCode } from '../common/errors/error-codes';
 import { isForeignKeyViolation } from './dialect';
 
-/** A field of a body that refers to a record of another module, and the code of "no such record". */
+/** A field that refers to a record of another module, the code of "no such record", and its lookup. */
 export interface Reference {
   field: string;
   code: ModuleErrorCode;
-}
-
-function unknown(references: readonly Reference[]): ApiException {
-  const details = references.map(({ field }) => ({ field, message: `${field} names no record` }));
-  const fields = references.map(({ field }) => `\`${field}\``).join(' or ');
-  return new ApiException(references[0].code, `${fields} names no record.`, details);
+  /** The referenced module's `get`: resolves when the record exists, 404 `not_found` when not. */
+  get: (id: number) => Promise<unknown>;
 }
 
 /**
- * What `lookup` (the referenced module's `get`) found; its 404 becomes the referencing module's
- * code, naming the field, so a client can tell a missing reference from a missing resource.
+ * 422 with the module's own code unless every record `row` refers to exists, naming each field
+ * whose record does not (the first one's code), so a client can tell a missing reference from a
+ * missing resource.
  */
-export async function requireReference<T>(lookup: Promise<T>, reference: Reference): Promise<T> {
-  try {
-    return await lookup;
-  } catch (error) {
-    if (error instanceof ApiException && error.code === 'not_found') throw unknown([reference]);
-    throw error;
+export async function requireReferences(row: object, references: readonly Reference[]): Promise<void> {
+  const missing: Reference[] = [];
+  for (const reference of present(row, references)) {
+    try {
+      await reference.get((row as Record<string, number>)[reference.field]);
+    } catch (error) {
+      if (!(error instanceof ApiException && error.code === 'not_found')) throw error;
+      missing.push(reference);
+    }
   }
+  if (missing.length > 0) throw refused(missing);
 }
 
-/** A write whose foreign keys refused it (a referenced record deleted since it was checked): the same answer. */
-export async function keepReferences<T>(write: Promise<T>, references: readonly Reference[]): Promise<T> {
+const present = (row: object, references: readonly Reference[]) =>
+  references.filter(({ field }) => typeof (row as Record<string, unknown>)[field] === 'number');
+
+function refused(missing: readonly Reference[]): ApiException {
+  const messages = missing.map(({ code }) => errorSpec(code).message);
+  const details = missing.map(({ field }, index) => ({ field, message: messages[index] }));
+  return new ApiException(missing[0].code, messages.join(' '), details);
+}
+
+/**
+ * A write whose foreign keys refused it (a referenced record deleted since it was checked): the
+ * same answer, naming the fields whose records are gone now.
+ */
+export async function keepReferences<T>(
+  write: Promise<T>,
+  row: object,
+  references: readonly Reference[],
+): Promise<T> {
   try {
     return await write;
   } catch (error) {
-    if (isForeignKeyViolation(error)) throw unknown(references);
-    throw error;
+    if (!isForeignKeyViolation(error)) throw error;
+    await requireReferences(row, references);
+    // All there again: one was deleted and made anew meanwhile, which ids never are.
+    throw refused(present(row, references));
   }
 }

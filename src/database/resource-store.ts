@@ -18,13 +18,20 @@ import { GroupCommit, MAX_GROUP_SIZE, MAX_GROUPS_IN_FLIGHT } from './group-commi
 import { beforeCommit, repeatable } from './outage-wait';
 import { sqliteGateOf } from './sqlite-gate';
 
+/** PostgreSQL's channel of committed changes: every instance drops what it cached of them (change-notices.ts). */
+export const CHANGES_CHANNEL = 'petstore_changes';
+
 export type Row = ObjectLiteral & { id: number };
 
-/** A row that changes: `version` starts at 1 and grows by one with each update (its `ETag`). */
+/** A row that changes: `version` starts at 1 and grows by one with each change (its `ETag`). */
 export type VersionedRow = Row & { version: number };
 
 export interface StoreOptions {
-  /** Rows are updated and deleted: nothing of the table is cached, so no instance reads an old version. */
+  /**
+   * Rows are updated and deleted. Their cache entries are dropped as a change commits, on this
+   * instance at once and on the others when PostgreSQL notifies them, and live at most
+   * `readCacheStaleMs` in any case.
+   */
   mutable?: boolean;
 }
 
@@ -37,7 +44,12 @@ export type PageFilter<E> = { [K in keyof E]?: E[K] | undefined };
 export interface ReadCacheOptions {
   readCacheSize: number;
   readCacheMegabytes: number;
+  /** The longest a cached row or page of a mutable table is answered (0: they are not cached). */
+  readCacheStaleMs?: number;
 }
+
+/** Work to do once a transaction has committed, by the transaction that owes it. */
+const afterCommit = new WeakMap<EntityManager, Array<() => void>>();
 
 /** A cached row's estimated bytes: the object and its key, its strings as UTF-16. */
 export function rowBytes(row: object): number {
@@ -61,38 +73,52 @@ interface PendingRow<E> {
 
 /**
  * How every module reads and writes its table (docs/architecture.md): rows by id and keyset pages
- * through TypeORM, cached, and creates committed in groups. The caches are exact: a row of a table
- * that is not `mutable` never changes, and ids become visible in ascending order (`insert`), so a
- * page with more rows after it never changes either. A last page and a missing row are never kept.
+ * through TypeORM, cached, and creates committed in groups. The caches are exact. Ids become
+ * visible in ascending order (`insert`), so a full page never gains a row; a row of a table that
+ * is not `mutable` never changes. A change to a mutable table drops the row and every page of
+ * the table as it commits, and a read that a change overtook keeps nothing; other instances drop
+ * them when PostgreSQL notifies the change. A last page and a missing row are never kept.
  */
 export class ResourceStore<E extends Row> {
   private readonly inserts = new GroupCommit<PendingRow<E>, E>(
     (pending) => this.insert(pending),
     MAX_GROUP_SIZE,
     MAX_GROUPS_IN_FLIGHT,
-    // A foreign key refused one row of a group: the group rolled back, so each row alone is safe.
-    isForeignKeyViolation,
+    // The group rolled back, so each row alone is safe: a foreign key refused one row, or one
+    // row's own work in the transaction refused it.
+    (error) => isForeignKeyViolation(error) || error instanceof ApiException,
   );
-  private readonly table: string;
+  readonly table: string;
   private readonly cache: ReadCache | undefined;
+  /** Of a mutable store: how long an entry may be answered, and the changes seen so far. */
+  private readonly staleMs: number;
+  private changes = 0;
+  /** Rows cached before the last `invalidateAll` are under other keys. */
+  private epoch = 0;
 
   constructor(
     private readonly repository: Repository<E>,
     cache: ReadCache,
     readonly options: StoreOptions = {},
+    staleMs = 0,
+    /** Says what this instance changed in a transaction to the other instances (PostgreSQL). */
+    private readonly notice?: (transaction: EntityManager, table: string, id: number) => Promise<unknown>,
   ) {
     this.table = repository.metadata.tablePath;
-    this.cache = options.mutable ? undefined : cache;
+    this.staleMs = options.mutable ? staleMs : 0;
+    this.cache = options.mutable && staleMs === 0 ? undefined : cache;
   }
 
   async get(id: number): Promise<E | null> {
-    const key = `${this.table}/${id}`;
+    const key = this.rowKey(id);
     const cached = this.cache?.get<E>('row', key);
     if (cached) return cached;
+    const seen = this.changes;
+    const started = performance.now();
     const row = await repeatable(this.repository.manager.connection, () =>
       this.repository.findOneBy({ id } as FindOptionsWhere<E>),
     );
-    if (row) this.cache?.set(key, row);
+    if (row) this.keep(key, row, seen, started);
     return row;
   }
 
@@ -108,10 +134,13 @@ export class ResourceStore<E extends Row> {
       request.cursor === undefined
         ? 0
         : decodeCursor(request.cursor, filterValue, Object.keys(filter).join(', ')).afterId;
-    const key = `${this.table}?${request.limit}&${afterId}&${Object.keys(where).join()}=${filterValue}`;
+    // A change makes every page of the table another key: none is answered after it.
+    const key = `${this.table}#${this.changes}?${request.limit}&${afterId}&${Object.keys(where).join()}=${filterValue}`;
     const cached = this.cache?.get<Page<E>>('page', key);
     if (cached) return cached;
 
+    const seen = this.changes;
+    const started = performance.now();
     if (afterId > 0) where.id = MoreThan(afterId);
     const rows = await repeatable(this.repository.manager.connection, () =>
       this.repository.find({
@@ -126,8 +155,33 @@ export class ResourceStore<E extends Row> {
       items,
       nextCursor: encodeCursor({ afterId: items[items.length - 1].id, filter: filterValue }),
     };
-    this.cache?.set(key, page);
+    this.keep(key, page, seen, started);
     return page;
+  }
+
+  /** Drops what is cached of row `id` and every page of the table: it changed, here or elsewhere. */
+  invalidate(id: number): void {
+    this.changes++;
+    this.cache?.delete(this.rowKey(id));
+  }
+
+  /** Drops every row and page of the table that is cached. */
+  invalidateAll(): void {
+    this.changes++;
+    this.epoch++;
+  }
+
+  private rowKey(id: number): string {
+    return `${this.table}/${this.epoch}/${id}`;
+  }
+
+  /**
+   * Caches what a read found, unless a change overtook the read (it may show the row before it)
+   * or the read ran inside a SQLite transaction (it may show what never commits).
+   */
+  private keep(key: string, entry: E | Page<E>, seen: number, started: number): void {
+    if (this.changes !== seen || sqliteGateOf(this.repository.manager.connection)?.heldHere()) return;
+    this.cache?.set(key, entry, this.staleMs, started);
   }
 
   create(row: Omit<E, 'id'>, inTransaction?: WithCreated<E>): Promise<E> {
@@ -135,34 +189,43 @@ export class ResourceStore<E extends Row> {
   }
 
   /**
-   * Applies `changes` to the row when `matches` accepts it as it is (412 `precondition_failed` when
-   * not), its version one up, in one transaction that no other change of the row interleaves
-   * with; the row as it is now, or null when there is none.
+   * Applies `changes` to the row, its version one up, in one transaction that no other change of
+   * the row interleaves with; `check` sees the row as it is first and may refuse (412 for a stale
+   * `If-Match`, 409 for a transition). Changes that change nothing write nothing and keep the
+   * version. The row as it is now, or null when there is none. In `transaction` (another
+   * store's, e.g. a create's work), it commits with that.
    */
   update<V extends E & VersionedRow>(
     this: ResourceStore<V>,
     id: number,
     changes: Partial<Omit<V, 'id' | 'version'>>,
-    matches: (row: V) => boolean,
+    check: (current: V) => void,
+    transaction?: EntityManager,
   ): Promise<V | null> {
     // A property left out (undefined) stays as it is.
-    const set = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined));
-    return this.change(id, matches, async (transaction, row) => {
-      const updated = { ...row, ...set, version: row.version + 1 };
-      const where = { id } as FindOptionsWhere<V>;
-      await transaction.update(this.repository.target, where, { ...set, version: updated.version } as never);
-      return updated;
-    });
+    const set = Object.entries(changes).filter(([, value]) => value !== undefined);
+    return this.change(
+      id,
+      check,
+      async (manager, row) => {
+        if (set.every(([name, value]) => row[name] === value)) return row;
+        const updated = { ...row, ...Object.fromEntries(set), version: row.version + 1 };
+        const values = { ...Object.fromEntries(set), version: updated.version };
+        await manager.update(this.repository.target, { id }, values as never);
+        return updated;
+      },
+      transaction,
+    );
   }
 
   /**
-   * Removes the row when `matches` accepts it (412 when not); false when there is none, 409
-   * `still_referenced` when rows of other tables refer to it.
+   * Removes the row when `check` accepts it; false when there is none, 409 `still_referenced`
+   * when rows of other tables refer to it.
    */
-  async delete(id: number, matches: (row: E) => boolean = () => true): Promise<boolean> {
+  async delete(id: number, check: (current: E) => void = () => undefined): Promise<boolean> {
     try {
-      const deleted = await this.change(id, matches, async (transaction) => {
-        await transaction.delete(this.repository.target, { id });
+      const deleted = await this.change(id, check, async (manager) => {
+        await manager.delete(this.repository.target, { id });
         return true;
       });
       return deleted ?? false;
@@ -172,42 +235,63 @@ export class ResourceStore<E extends Row> {
     }
   }
 
-  /** Reads the row under a lock (PostgreSQL: FOR UPDATE; SQLite: the gate), checks it, then does `work`. */
-  private change<R>(
+  /**
+   * Reads the row under a lock (PostgreSQL: FOR UPDATE; SQLite: the gate), checks it, then does
+   * `work`; what `work` changed (another object than the row) is dropped from every instance's
+   * cache once it commits.
+   */
+  private async change<R>(
     id: number,
-    matches: (row: E) => boolean,
-    work: (transaction: EntityManager, row: E) => Promise<R>,
+    check: (current: E) => void,
+    work: (transaction: EntityManager, row: E) => Promise<R | E>,
+    outer?: EntityManager,
   ): Promise<R | null> {
     if (!this.options.mutable) throw new Error(`${this.table} is not a mutable store`);
-    const { manager, target } = this.repository;
-    const postgres = manager.connection.options.type === 'postgres';
-    return this.write(async (transaction) => {
+    const { target } = this.repository;
+    const inTransaction = async (transaction: EntityManager) => {
+      const postgres = transaction.connection.options.type === 'postgres';
       const row = await transaction.findOne(target, {
         where: { id } as FindOptionsWhere<E>,
         ...(postgres ? { lock: { mode: 'pessimistic_write' as const } } : {}),
       });
       if (!row) return null;
-      if (!matches(row)) throw new ApiException('precondition_failed');
-      return work(transaction, row);
-    });
+      check(row);
+      const result = await work(transaction, row);
+      if (result === row) return result as R;
+      await this.notice?.(transaction, this.table, id);
+      const owed = afterCommit.get(transaction);
+      if (!owed) throw new Error('a change in a transaction that no ResourceStore began');
+      owed.push(() => this.invalidate(id));
+      return result as R;
+    };
+    return outer ? inTransaction(outer) : this.write(inTransaction);
   }
 
   /**
    * `work` in one transaction, repeated within the outage wait while it cannot have committed; on
    * SQLite it holds the connection's gate (sqlite-gate.ts) so no other request's SQL joins it.
+   * What the work owes after its commit runs then (and after a failure too: dropping cache entries
+   * is always safe, and a COMMIT without an answer may have committed).
    */
-  private write<R>(work: (transaction: EntityManager) => Promise<R>): Promise<R> {
+  private async write<R>(work: (transaction: EntityManager) => Promise<R>): Promise<R> {
     const { connection } = this.repository.manager;
+    let owed: Array<() => void> = [];
     const transaction = () =>
       beforeCommit(connection, (reachedCommit) =>
         connection.transaction(async (manager) => {
+          owed = [];
+          afterCommit.set(manager, owed);
           const result = await work(manager);
           reachedCommit();
           return result;
         }),
       );
     const gate = sqliteGateOf(connection);
-    return gate ? gate.exclusive(transaction) : transaction();
+    try {
+      return await (gate ? gate.exclusive(transaction) : transaction());
+    } finally {
+      for (const done of owed) done();
+    }
   }
 
   /**
@@ -253,8 +337,13 @@ export class ReadCache {
     return entry as T | undefined;
   }
 
-  set(key: string, entry: Row | Page<Row>): void {
-    this.entries?.set(key, entry);
+  /** With `ttlMs`, the entry is answered until `ttlMs` after `start` (`performance.now()`) at most. */
+  set(key: string, entry: Row | Page<Row>, ttlMs = 0, start?: number): void {
+    this.entries?.set(key, entry, ttlMs > 0 ? { ttl: ttlMs, start } : undefined);
+  }
+
+  delete(key: string): void {
+    this.entries?.delete(key);
   }
 
   clear(): void {
@@ -277,24 +366,46 @@ export const READ_CACHE_OPTIONS = Symbol('READ_CACHE_OPTIONS');
 export class ResourceStores {
   private readonly cache: ReadCache;
   private readonly stores = new Map<string, ResourceStore<Row>>();
+  private readonly staleMs: number;
+  /** Set where other instances must hear of changes (PostgreSQL): see change-notices.ts. */
+  notice?: (transaction: EntityManager, table: string, id: number) => Promise<unknown>;
 
   constructor(
     @Inject(READ_CACHE_OPTIONS) options: ReadCacheOptions,
     @Optional() metrics: Metrics = new Metrics(),
   ) {
     this.cache = new ReadCache(options, metrics);
+    this.staleMs = options.readCacheStaleMs ?? 1000;
   }
 
   of<E extends Row>(repository: Repository<E>, options: StoreOptions = {}): ResourceStore<E> {
     const table = repository.metadata.tablePath;
     let store = this.stores.get(table);
     if (!store) {
-      store = new ResourceStore(repository, this.cache, options) as unknown as ResourceStore<Row>;
+      const notice = (transaction: EntityManager, changed: string, id: number) =>
+        this.notice?.(transaction, changed, id) ?? Promise.resolve();
+      store = new ResourceStore(
+        repository,
+        this.cache,
+        options,
+        this.staleMs,
+        notice,
+      ) as unknown as ResourceStore<Row>;
       this.stores.set(table, store);
     }
     if (Boolean(store.options.mutable) !== Boolean(options.mutable))
       throw new Error(`the store of ${table} is opened as mutable and as not`);
     return store as unknown as ResourceStore<E>;
+  }
+
+  /** Another instance changed row `id` of `table`. */
+  changed(table: string, id: number): void {
+    this.stores.get(table)?.invalidate(id);
+  }
+
+  /** Changes may have been missed (the notices were down): nothing cached of a mutable table stays. */
+  forgetMutable(): void {
+    for (const store of this.stores.values()) if (store.options.mutable) store.invalidateAll();
   }
 
   /** For a table changed behind the stores' back (a bulk fix in SQL). */

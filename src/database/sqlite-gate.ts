@@ -41,6 +41,11 @@ export class SqliteGate {
     }
   }
 
+  /** Whether this runs inside the transaction that holds the gate (its reads see what it has not committed). */
+  heldHere(): boolean {
+    return this.holder !== undefined && this.context.getStore() === this.holder;
+  }
+
   /** Runs `work` (a transaction) with the connection to itself; one at a time. */
   async exclusive<T>(work: () => Promise<T>): Promise<T> {
     const previous = this.turn;

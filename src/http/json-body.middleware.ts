@@ -2,6 +2,8 @@ import { isUtf8 } from 'node:buffer';
 import { json, NextFunction, Request, RequestHandler, Response } from 'express';
 import { ApiException } from '../common/errors/api-exception';
 import { codeForStatus, ErrorCode } from '../common/errors/error-codes';
+import { MERGE_PATCH } from '../common/openapi/headers';
+import { RouteIndex } from './route-index';
 
 const PARSER_ERRORS: Record<string, [ErrorCode, string?]> = {
   'entity.parse.failed': ['invalid_json'],
@@ -12,8 +14,6 @@ const PARSER_ERRORS: Record<string, [ErrorCode, string?]> = {
   'request.size.invalid': ['bad_request', 'The request body does not match its Content-Length.'],
   'request.aborted': ['bad_request', 'The request body was not sent completely.'],
 };
-
-export const MERGE_PATCH = 'application/merge-patch+json';
 
 function hasBody(req: Request): boolean {
   const length = req.headers['content-length'];
@@ -48,11 +48,15 @@ function toApiException(error: unknown, limitBytes: number): ApiException {
   return new ApiException(typeof status === 'number' && status < 500 ? codeForStatus(status) : 'bad_request');
 }
 
-/** Any JSON value is parsed, not just objects, so that validation can say what is wrong with it. */
-export function jsonBody(limitBytes: number): RequestHandler {
+/**
+ * Any JSON value is parsed, not just objects, so that validation can say what is wrong with it.
+ * Routing comes first: a body sent to a path or method that has no route is not read, and the
+ * answer is its 404 or 405.
+ */
+export function jsonBody(limitBytes: number, routes: RouteIndex): RequestHandler {
   const parse = json({ limit: limitBytes, strict: false, type: () => true, verify: requireUtf8 });
   return (req: Request, res: Response, next: NextFunction) => {
-    if (!hasBody(req)) return next();
+    if (!hasBody(req) || !routes.allowedMethods(req.path).includes(req.method)) return next();
     const mediaType = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
     // One JSON type per method: a PATCH is a merge patch (RFC 7396), anything else plain JSON;
     // other `+json` types (problem, json-patch) carry other semantics.

@@ -1,23 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-export const REQUEST_ID_HEADER = 'X-Request-Id';
-
-/** Short, and safe to log and echo. */
-const WELL_FORMED = /^[A-Za-z0-9._:-]{1,128}$/;
-
-export const REQUEST_ID_HEADER_DOCS = {
-  [REQUEST_ID_HEADER]: {
-    description:
-      "The request's id, also in its log line: the client's own `X-Request-Id` when it is 1 to 128 of " +
-      '`A-Z a-z 0-9 . _ : -`, else a new UUID.',
-    required: true,
-    schema: { type: 'string', maxLength: 128, pattern: WELL_FORMED.source },
-  },
-};
+import { REQUEST_ID_FORMAT, REQUEST_ID_HEADER } from '../common/openapi/headers';
 
 export function isWellFormedRequestId(value: unknown): value is string {
-  return typeof value === 'string' && WELL_FORMED.test(value);
+  return typeof value === 'string' && REQUEST_ID_FORMAT.test(value);
 }
 
 /** Set on the response at once, so every answer carries it, errors included. */

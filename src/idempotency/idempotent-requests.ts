@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { Injectable, Logger, Optional } from '@nestjs/common';
-import type { ApiHeaderOptions } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { callerOf } from '../auth/caller';
 import { ApiException, validationFailed } from '../common/errors/api-exception';
+import { IDEMPOTENCY_KEY_FORMAT, IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER } from '../common/openapi/headers';
 import { resourceLocation } from '../common/resource-location';
 import { requestIdOf } from '../http/request-log';
 import type { WithCreated } from '../database/resource-store';
@@ -13,34 +13,8 @@ import { IdempotencyService, LEASE_RENEWAL_MS, StoredResponse } from './idempote
 
 export type RecordResponse = (manager: EntityManager, response: StoredResponse) => Promise<void>;
 
-export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
-export const REPLAYED_HEADER = 'Idempotent-Replayed';
-
-/** An sf-string (`"..."`) or a bare token of 1 to 255 visible ASCII characters. */
-const KEY_FORMAT = /^(?:"([\x20\x21\x23-\x5b\x5d-\x7e]{1,255})"|([\x21\x23-\x5b\x5d-\x7e]{1,255}))$/;
-
-export const IDEMPOTENCY_KEY_HEADER_DOCS: ApiHeaderOptions = {
-  name: IDEMPOTENCY_KEY_HEADER,
-  required: false,
-  description:
-    'Makes the create safe to retry: the same key with the same body within 24 hours returns the ' +
-    'original 201 (with `Idempotent-Replayed: true`) and creates nothing; with another body it is 422, ' +
-    'and while the first request is still in flight 409. 1 to 255 visible ASCII characters other than ' +
-    '`"` and `\\`, bare or as a quoted structured-field string (`"..."`, which may hold spaces).',
-  schema: { type: 'string', minLength: 1, maxLength: 257, pattern: KEY_FORMAT.source },
-};
-
-export const REPLAYED_HEADER_DOCS = {
-  [REPLAYED_HEADER]: {
-    description:
-      'Present, `true`, when this 201 is the stored answer to an earlier request with the same key.',
-    required: false,
-    schema: { type: 'string', enum: ['true'] },
-  },
-};
-
 export function parseIdempotencyKey(header: string): string | undefined {
-  const match = KEY_FORMAT.exec(header);
+  const match = IDEMPOTENCY_KEY_FORMAT.exec(header);
   return match ? (match[1] ?? match[2]) : undefined;
 }
 

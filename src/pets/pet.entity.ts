@@ -3,6 +3,11 @@ import { int64AsNumber } from '../common/validation/int64';
 import { IdColumn } from '../database/dialect';
 import { PetStatus } from './pet-status';
 
+/**
+ * One row of the `pets` table, an animal as stored. Every column, CHECK, index and
+ * foreign key declared here must match what the migrations create: `npm run migration:check`
+ * compares them.
+ */
 @Entity({ name: 'pets' })
 @Check('chk_pets_status', `"status" IN ('available', 'pending', 'sold')`)
 @Index('idx_pets_status_id', ['status', 'id'])
@@ -18,4 +23,8 @@ export class PetEntity {
 
   @Column({ type: 'varchar', length: 16, nullable: true })
   status!: PetStatus | null;
+
+  /** 1 when created, one more with each change: the `ETag` of its answers (64-bit). */
+  @Column({ type: 'bigint', default: 1, transformer: int64AsNumber })
+  version!: number;
 }

@@ -6,7 +6,7 @@ import { PETS_SCHEMA } from './pets.schema';
 import { PetsController } from './pets.controller';
 import { PetsService } from './pets.service';
 
-/** The animals: `GET` and `POST /v1/pets`, and the deprecated `GET /v1/pets/{petId}`. */
+/** The animals at `/v1/pets`; other modules use them through the exported service. */
 @Module({
   imports: [TypeOrmModule.forFeature([...PETS_SCHEMA.entities]), IdempotencyModule],
   controllers: [PetsController],

@@ -1,36 +1,39 @@
-import { DataSource } from 'typeorm';
-import { openMigratedDatabase } from '../../test/support/database';
+import { TestingModule } from '@nestjs/testing';
+import { featureTestingModule } from '../../test/support/feature-module';
+import { ApiException } from '../common/errors/api-exception';
 import { encodeCursor } from '../common/pagination/cursor';
-import { ResourceStores } from '../database/resource-store';
-import { NewPetDto } from './dto/new-pet.dto';
-import { PetEntity } from './pet.entity';
-import { PetStatus } from './pet-status';
+import { PetsModule } from './pets.module';
 import { PetsService } from './pets.service';
+import { NewPetDto } from './dto/new-pet.dto';
 
-const newPet = (fields: Partial<NewPetDto>) => Object.assign(new NewPetDto(), fields);
-
-/** The service on a real, migrated in-memory SQLite database. */
+/** The service as Nest wires it in its module, on a real, migrated in-memory SQLite database. */
 describe('PetsService', () => {
-  let dataSource: DataSource;
+  let moduleRef: TestingModule;
   let service: PetsService;
+  /** What every body below adds to the fields it is about: its required fields and references. */
+  let required: Record<string, unknown> = {};
+  const body = (fields: Partial<NewPetDto>) => ({ ...required, ...fields }) as NewPetDto;
+  const OPTIONAL = {};
+  const none = Object.fromEntries(Object.keys(OPTIONAL).map((field) => [field, null]));
+  const always = () => undefined;
 
   beforeEach(async () => {
-    dataSource = await openMigratedDatabase();
-    const stores = new ResourceStores({ readCacheSize: 100, readCacheMegabytes: 1 });
-    service = new PetsService(dataSource.getRepository(PetEntity), stores);
+    moduleRef = await featureTestingModule(PetsModule);
+    service = moduleRef.get(PetsService);
+    required = { ...{ categoryId: 7 } };
   });
 
   afterEach(async () => {
-    await dataSource.destroy();
+    await moduleRef.close();
   });
 
-  it('creates an animal with a new id and no status when none is sent, and gets it back', async () => {
-    const rex = await service.create(newPet({ name: 'Rex', categoryId: 7, status: PetStatus.sold }));
-    const tom = await service.create(newPet({ name: 'Tom', categoryId: 3 }));
+  it('creates an animal with a new id, version 1 and the default status, and gets it back', async () => {
+    const first = await service.create(body({ name: 'First', ...OPTIONAL }));
+    const second = await service.create(body({ name: 'Second', status: 'pending' }));
 
-    expect(rex).toEqual({ id: 1, name: 'Rex', categoryId: 7, status: 'sold' });
-    expect(tom).toEqual({ id: 2, name: 'Tom', categoryId: 3, status: null });
-    await expect(service.get(2)).resolves.toEqual(tom);
+    expect(first).toEqual({ id: 1, name: 'First', ...required, ...OPTIONAL, status: null, version: 1 });
+    expect(second).toEqual({ id: 2, name: 'Second', ...required, ...none, status: 'pending', version: 1 });
+    await expect(service.get(2)).resolves.toEqual(second);
   });
 
   it('answers 404 not_found for an id no animal has', async () => {
@@ -40,27 +43,51 @@ describe('PetsService', () => {
     });
   });
 
-  it('lists page by page in id order, all animals or those of one status', async () => {
-    for (const status of [PetStatus.sold, undefined, PetStatus.sold, PetStatus.pending]) {
-      await service.create(newPet({ name: `Pet ${status}`, categoryId: 1, status }));
-    }
+  it('lists page by page in id order, with a cursor while more follow, and by status', async () => {
+    for (const name of ['a', 'b', 'c']) await service.create(body({ name }));
+    await service.create(body({ name: 'd', status: 'pending' }));
 
     const first = await service.list({ limit: 2 });
-    expect(first.items.map((pet) => pet.id)).toEqual([1, 2]);
+    expect(first.items.map((pet) => pet.name)).toEqual(['a', 'b']);
     expect(first.nextCursor).toBe(encodeCursor({ afterId: 2, filter: null }));
-    await expect(service.list({ limit: 2, cursor: first.nextCursor })).resolves.toMatchObject({
-      items: [{ id: 3 }, { id: 4 }],
-    });
 
-    const sold = await service.list({ limit: 1, status: PetStatus.sold });
-    expect(sold.items.map((pet) => pet.id)).toEqual([1]);
-    await expect(
-      service.list({ limit: 1, status: PetStatus.sold, cursor: sold.nextCursor }),
-    ).resolves.toEqual({
-      items: [{ id: 3, name: 'Pet sold', categoryId: 1, status: 'sold' }],
-    });
-    await expect(service.list({ limit: 1, cursor: sold.nextCursor })).rejects.toMatchObject({
+    const last = await service.list({ limit: 2, cursor: first.nextCursor });
+    expect(last.items.map((pet) => pet.name)).toEqual(['c', 'd']);
+    expect(last.nextCursor).toBeUndefined();
+    const other = await service.list({ limit: 2, status: 'pending' });
+    expect(other.items.map((pet) => pet.name)).toEqual(['d']);
+  });
+
+  it('refuses a cursor that is not one of this list', async () => {
+    const foreign = encodeCursor({ afterId: 1, filter: 'pending' });
+    await expect(service.list({ limit: 2, cursor: foreign })).rejects.toBeInstanceOf(ApiException);
+    await expect(service.list({ limit: 2, cursor: 'bm90LmEuY3Vyc29y.abc' })).rejects.toMatchObject({
       code: 'validation_failed',
     });
+  });
+
+  it('updates only what a patch names, one version up, and a patch that changes nothing not at all', async () => {
+    const created = await service.create(body({ name: 'First', ...OPTIONAL }));
+
+    const renamed = await service.update(created.id, { name: 'Renamed' }, always);
+    expect(renamed).toEqual({ ...created, name: 'Renamed', version: 2 });
+    await expect(service.update(created.id, { name: 'Renamed' }, always)).resolves.toEqual(renamed);
+    await expect(service.update(created.id, {}, always)).resolves.toEqual(renamed);
+    const cleared = await service.update(created.id, none, always);
+    expect(cleared).toEqual({ ...renamed, ...none, version: Object.keys(none).length > 0 ? 3 : 2 });
+    await expect(service.get(created.id)).resolves.toEqual(cleared);
+  });
+
+  it('asks `ifMatch` about the animal as it is, and changes nothing when it refuses', async () => {
+    const created = await service.create(body({ name: 'First' }));
+    const stale = () => {
+      throw new ApiException('precondition_failed');
+    };
+
+    await expect(service.update(created.id, { name: 'Stale' }, stale)).rejects.toMatchObject({
+      code: 'precondition_failed',
+    });
+    await expect(service.update(404, { name: 'None' }, stale)).rejects.toMatchObject({ code: 'not_found' });
+    await expect(service.get(created.id)).resolves.toEqual(created);
   });
 });

@@ -1,19 +1,21 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
+import { EntityManager, Repository } from 'typeorm';
 import { ApiException } from '../common/errors/api-exception';
 import { Page } from '../common/pagination/page';
 import { ResourceStore, ResourceStores, WithCreated } from '../database/resource-store';
+import { PetEntity } from './pet.entity';
+import { PET_LIFECYCLE, DEFAULT_PET_STATUS } from './pet-status';
 import { ListPetsQueryDto } from './dto/list-pets-query.dto';
 import { NewPetDto } from './dto/new-pet.dto';
-import { PetEntity } from './pet.entity';
+import { UpdatePetDto } from './dto/update-pet.dto';
 
 @Injectable()
 export class PetsService {
   private readonly pets: ResourceStore<PetEntity>;
 
   constructor(@InjectRepository(PetEntity) repository: Repository<PetEntity>, stores: ResourceStores) {
-    this.pets = stores.of(repository);
+    this.pets = stores.of(repository, { mutable: true });
   }
 
   /** A page of animals, oldest first, from where the query's cursor points, optionally of one status. */
@@ -23,14 +25,47 @@ export class PetsService {
 
   /** Adds an animal; resolves once it is committed (`inTransaction` with it, where the database allows). */
   create(newPet: NewPetDto, inTransaction?: WithCreated<PetEntity>): Promise<PetEntity> {
-    const row = { name: newPet.name, categoryId: newPet.categoryId, status: newPet.status ?? null };
+    const row = {
+      name: newPet.name,
+      categoryId: newPet.categoryId,
+      status: newPet.status ?? DEFAULT_PET_STATUS,
+      version: 1,
+    };
     return this.pets.create(row, inTransaction);
   }
 
   /** The animal with this id (one ids can take, as the controller's IdPipe ensures); 404 if none. */
   async get(id: number): Promise<PetEntity> {
     const pet = await this.pets.get(id);
-    if (!pet) throw new ApiException('not_found', `No animal has id ${id}.`);
+    if (!pet) throw this.notFound(id);
     return pet;
+  }
+
+  /**
+   * Applies a merge patch where `ifMatch` accepts the animal as it is and the lifecycle allows
+   * its status change; 404 if none. In `transaction` (another module's), it commits with that.
+   */
+  async update(
+    id: number,
+    patch: UpdatePetDto,
+    ifMatch: (current: PetEntity) => void,
+    transaction?: EntityManager,
+  ): Promise<PetEntity> {
+    const change = this.pets.update(
+      id,
+      patch,
+      (current) => {
+        ifMatch(current);
+        PET_LIFECYCLE.check(current.status, patch.status);
+      },
+      transaction,
+    );
+    const updated = await change;
+    if (!updated) throw this.notFound(id);
+    return updated;
+  }
+
+  private notFound(id: number): ApiException {
+    return new ApiException('not_found', `No animal has id ${id}.`);
   }
 }

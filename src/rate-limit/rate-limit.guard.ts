@@ -4,23 +4,10 @@ import type { Request, Response } from 'express';
 import { callerOf } from '../auth/caller';
 import { IS_PUBLIC } from '../auth/public.decorator';
 import { ApiException } from '../common/errors/api-exception';
+import { RATE_LIMIT_POLICY } from '../common/openapi/headers';
 import { Metrics } from '../observability/metrics';
 
-export const POLICY_NAME = 'default';
-
-/** The headers `handleRequest` sets, for the OpenAPI document. */
-export const RATE_LIMIT_HEADER_DOCS = {
-  'RateLimit-Policy': {
-    description: 'The per-key limit: `q` requests per window of `w` seconds (IETF httpapi RateLimit draft).',
-    required: false,
-    schema: { type: 'string', maxLength: 64, pattern: `^"${POLICY_NAME}";q=[0-9]+;w=[0-9]+$` },
-  },
-  RateLimit: {
-    description: 'What is left of the limit: `r` requests, reset in `t` seconds.',
-    required: false,
-    schema: { type: 'string', maxLength: 64, pattern: `^"${POLICY_NAME}";r=[0-9]+;t=[0-9]+$` },
-  },
-};
+export const POLICY_NAME = RATE_LIMIT_POLICY;
 
 /** Per API key: the authentication guard runs first and records the caller. Headers: IETF RateLimit draft. */
 @Injectable()

@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # `npm run test:generator`: proves `npm run generate:module` on this tree. In a temporary copy
-# (the committed and untracked files, with this node_modules linked) it generates a `widgets`
-# module (`gadgets` if widgets exists) with the default operations, an `owners` module with
-# update and delete, and `store-orders` referring to pets and to owners with every operation;
-# then type-checks, builds, lints and runs the new modules' unit and e2e tests, the suites that
-# must accept new modules without edits, and the migration check; on PostgreSQL too when
-# TEST_DATABASE_URL is set.
+# (the committed and untracked files, with this node_modules linked) it first generates pets with
+# its options and holds src/pets to it: they may differ only as tools/generate-module/pets.diff
+# shows, and test/pets.e2e-spec.ts not at all (`--update-pets` rewrites both). Then it
+# generates a `widgets` module (`gadgets` if widgets exists) with the default operations, an
+# `owners` module with update and delete, and `store-orders` referring to pets and to owners with
+# every operation and a lifecycle of its own; type-checks, builds, lints and runs the new modules'
+# unit and e2e tests, the suites that must accept new modules without edits, and the migration
+# check; on PostgreSQL too when TEST_DATABASE_URL is set.
 set -euo pipefail
+update_pets=false
+if [ "${1:-}" = --update-pets ]; then update_pets=true; shift; fi
 # PostgreSQL only for the last step: everything before runs on SQLite.
 pg_url="${TEST_DATABASE_URL:-}"
 unset TEST_DATABASE_URL DATABASE_URL
@@ -24,15 +28,47 @@ git ls-files -co --exclude-standard -z \
   | tar --null -cf - -T - | tar -xf - -C "$copy"
 ln -s "$root/node_modules" "$copy/node_modules"
 cd "$copy"
+
+# Pets is what the generator makes with these options, but for what pets.diff shows.
+pets_options=(--noun animal --fields categoryId:int64 --states available,pending,sold --default-state none
+  --transitions 'available>pending,available>sold,pending>available,pending>sold'
+  --operations list,get,create,update --timestamp 1763776800000)
+generate() { npm run -s generate:module -- "$@" > generate.log 2>&1 || { cat generate.log; exit 1; }; }
+mkdir .pets && mv src/pets .pets/src && mv test/pets.e2e-spec.ts .pets/
+cp src/features.ts .pets/features.ts
+grep -v -e "from './pets/pets\.\(module\|schema\)'" -e 'module: PetsModule' .pets/features.ts > src/features.ts
+generate pets "${pets_options[@]}" --no-build
+# diff's file headers without their times (the same file wherever it is made): generated/ is what
+# the generator makes, src/ what pets is.
+(diff -ru src/pets .pets/src || true) | sed -E -e 's/^(---|\+\+\+) ([^\t]+)\t.*/\1 \2/' \
+  -e '/^(diff|---|\+\+\+|Only in)/{s# src/pets# generated/pets#g; s#\.pets/src#src/pets#g}' > pets.diff
+if [ "$update_pets" = true ]; then
+  cp pets.diff "$root/tools/generate-module/pets.diff"
+  cp test/pets.e2e-spec.ts "$root/test/pets.e2e-spec.ts"
+  cp test/pets.e2e-spec.ts .pets/pets.e2e-spec.ts
+  echo "generate:module: wrote tools/generate-module/pets.diff and test/pets.e2e-spec.ts"
+elif ! cmp -s pets.diff tools/generate-module/pets.diff; then
+  echo "src/pets departs from what generate:module makes in ways tools/generate-module/pets.diff does not show:"
+  diff tools/generate-module/pets.diff pets.diff || true
+  echo "Change the templates or src/pets; for a difference pets alone should have: npm run test:generator -- --update-pets"
+  exit 1
+fi
+diff -u test/pets.e2e-spec.ts .pets/pets.e2e-spec.ts || {
+  echo "test/pets.e2e-spec.ts is not what generate:module makes: npm run test:generator -- --update-pets"
+  exit 1
+}
+rm -rf src/pets test/pets.e2e-spec.ts
+mv .pets/src src/pets && mv .pets/pets.e2e-spec.ts test/ && mv .pets/features.ts src/features.ts && rmdir .pets
+
 # `widgets`, or `gadgets` where this tree already has a widgets module.
 name=widgets
 [ -e src/widgets ] && name=gadgets
 
 all=list,get,create,update,delete
-generate() { npm run -s generate:module -- "$@" > generate.log 2>&1 || { cat generate.log; exit 1; }; }
 generate "$name" --no-build
 generate owners --operations "$all" --no-build
-generate store-orders --references pets,owners --operations "$all"
+generate store-orders --references pets,owners --operations "$all" --fields 'quantity:int64,note:text(200)?' \
+  --states placed,paid,shipped,cancelled --transitions 'placed>paid,placed>cancelled,paid>shipped'
 modules=("$name" owners store-orders)
 npm run -s typecheck
 npm run -s lint

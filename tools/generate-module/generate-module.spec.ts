@@ -6,6 +6,9 @@ import {
   FEATURES_MARKER,
   generateModule,
   moduleNames,
+  nounOf,
+  parseFields,
+  parseLifecycle,
   parseOperations,
   referencedModule,
   registerFeature,
@@ -81,14 +84,61 @@ describe('generate:module', () => {
       '  // @end',
       'z',
     ].join('\n');
-    const refs = [{ __ref__: 'pet' }, { __ref__: 'owner' }];
+    const reference = [{ tokens: { __ref__: 'pet' } }, { tokens: { __ref__: 'owner' } }];
 
-    expect(expand(template, { update: true, references: true }, refs)).toBe(
+    expect(expand(template, { update: true, references: true }, { reference })).toBe(
       'a\npatch\nref pet of __Item__\nref owner of __Item__\nz',
     );
-    expect(expand(template, { update: true, references: false }, [])).toBe('a\npatch\nalone\nz');
-    expect(expand(template, { update: false, references: false }, [])).toBe('a\nz');
-    expect(() => expand('// @if nothing\n// @end', {}, [])).toThrow('unknown template flag nothing');
+    expect(expand(template, { update: true, references: false }, { reference: [] })).toBe(
+      'a\npatch\nalone\nz',
+    );
+    expect(expand(template, { update: false, references: false }, { reference: [] })).toBe('a\nz');
+    expect(() => expand('// @if nothing\n// @end', {}, {})).toThrow('unknown template flag nothing');
+    expect(() => expand('// @each nothing\n// @end', {}, {})).toThrow('unknown template list nothing');
+  });
+
+  it("asks an `// @each` item's own flags first, then the template's", () => {
+    const template = [
+      '// @each field',
+      '// @if optional',
+      '__f__?',
+      '// @end',
+      '// @if !optional',
+      '__f__!',
+      '// @end',
+      '// @if update',
+      'u',
+      '// @end',
+      '// @end',
+    ].join('\n');
+    const field = [
+      { tokens: { __f__: 'a' }, flags: { optional: true } },
+      { tokens: { __f__: 'b' }, flags: { optional: false } },
+    ];
+    expect(expand(template, { update: true }, { field })).toBe('a?\nu\nb!\nu');
+    expect(() => expand(template, { update: true }, { field: [{ tokens: {} }] })).toThrow(
+      'unknown template flag optional',
+    );
+  });
+
+  it('reads fields, states and transitions, and a noun with its plural', () => {
+    expect(parseFields('categoryId:int64,note:text(40)?')).toEqual([
+      { name: 'categoryId', type: 'int64', maxLength: 255, optional: false },
+      { name: 'note', type: 'text', maxLength: 40, optional: true },
+    ]);
+    expect(parseLifecycle()).toEqual({
+      states: ['active', 'archived'],
+      initial: 'active',
+      transitions: { active: ['archived'], archived: ['active'] },
+    });
+    expect(parseLifecycle('a,b,c', 'none', 'a>b, b>c')).toEqual({
+      states: ['a', 'b', 'c'],
+      initial: null,
+      transitions: { a: ['b'], b: ['c'], c: [] },
+    });
+    expect(nounOf('animal')).toEqual({ singular: 'animal', plural: 'animals' });
+    expect(nounOf('category').plural).toBe('categories');
+    expect(nounOf('person,people').plural).toBe('people');
   });
 
   it('takes operations that include list, get and create, in their order', () => {
@@ -175,7 +225,7 @@ describe('generate:module', () => {
       expect(read('src/orders/order.entity.ts')).toContain("name: 'fk_orders_pet_id'");
       expect(read('src/orders/migrations/1-CreateOrders.ts')).toContain("referencedTableName: 'pets'");
       expect(read('src/orders/orders.errors.ts')).toContain('unknown_pet: {');
-      expect(read('src/orders/orders.controller.ts')).toMatch(/@Patch[\s\S]*@Delete/);
+      expect(read('src/orders/orders.controller.ts')).toMatch(/@UpdateOperation[\s\S]*@DeleteOperation/);
       expect(() => generateModule(root, moduleNames('baskets'), { references: ['pets', 'pets'] })).toThrow(
         'names a module twice',
       );
@@ -184,9 +234,60 @@ describe('generate:module', () => {
     it('leaves out what the options do not ask for', () => {
       const written = generateModule(root, moduleNames('orders'), {}, 1);
       expect(written).not.toContain('src/orders/dto/update-order.dto.ts');
+      expect(written).not.toContain('src/orders/orders.errors.ts');
       expect(readFileSync(join(root, 'src/orders/orders.controller.ts'), 'utf8')).not.toMatch(
-        /Patch|Delete|ETag/,
+        /Update|Delete|ifMatch/,
       );
+    });
+
+    it('writes the fields, states and lifecycle it is given', () => {
+      const written = generateModule(
+        root,
+        moduleNames('orders'),
+        {
+          operations: parseOperations('list,get,create,update'),
+          fields: parseFields('quantity:int64,note:text(40)?'),
+          lifecycle: parseLifecycle('placed,paid,shipped', 'none', 'placed>paid,paid>shipped'),
+          noun: nounOf('purchase'),
+        },
+        1,
+      );
+      const read = (file: string) => readFileSync(join(root, file), 'utf8');
+      for (const file of written) expect(read(file)).not.toMatch(/__[A-Za-z_-]+__|\/\/ @(if|each|end)/);
+      expect(read('src/orders/order.entity.ts')).toContain(
+        "@Column({ name: 'quantity', type: 'bigint', transformer: int64AsNumber })",
+      );
+      expect(read('src/orders/order.entity.ts')).toContain(
+        'length: 40, nullable: true })\n  note!: string | null;',
+      );
+      expect(read('src/orders/order.entity.ts')).toContain(
+        `@Check('chk_orders_status', \`"status" IN ('placed', 'paid', 'shipped')\`)`,
+      );
+      expect(read('src/orders/order-status.ts')).toContain(
+        "{ placed: ['paid'], paid: ['shipped'], shipped: [] }",
+      );
+      expect(read('src/orders/order-status.ts')).toContain('export const DEFAULT_ORDER_STATUS = null;');
+      expect(read('src/orders/orders.service.ts')).toContain(
+        "new ApiException('not_found', `No purchase has id ${id}.`)",
+      );
+      expect(read('test/orders.e2e-spec.ts')).toContain(
+        "const TRANSITIONS: Record<string, readonly string[]> = { placed: ['paid'], paid: ['shipped'], shipped: [] };",
+      );
+    });
+
+    it.each([
+      ['--fields', () => parseFields('Quantity:int64'), 'is not <name>:<type>[?]'],
+      ['--fields', () => parseFields('note:text(0)'), 'takes N from 1 to 10000'],
+      ['--fields', () => parseFields('status:text'), 'a property every module has'],
+      ['--fields', () => parseFields('a:int64,a:text'), 'names a field twice'],
+      ['--states', () => parseLifecycle('only'), 'two or more distinct states'],
+      ['--default-state', () => parseLifecycle('a,b', 'c'), 'c is not one of --states a,b'],
+      ['--transitions', () => parseLifecycle('a,b', undefined, 'a>c'), 'c is not one of --states'],
+      ['--transitions', () => parseLifecycle('a,b', undefined, 'a>a'), 'a state may always stay'],
+      ['--transitions', () => parseLifecycle('a,b', undefined, 'a-b'), 'is not <from>>to>'],
+      ['--noun', () => nounOf('Animal'), '--noun takes lower-case words'],
+    ])('refuses a wrong %s', (_option, parse, message) => {
+      expect(parse).toThrow(message);
     });
 
     it('refuses a module whose folder, table or OpenAPI schema is taken, and writes nothing', () => {

@@ -3,12 +3,12 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { dirname, join, relative } from 'node:path';
 
 /**
- * `npm run generate:module -- <name> [--singular <word>] [--references <module>,...]
- * [--operations list,get,create,update,delete] [--no-build]`: writes a resource module (entity,
- * migration, DTOs, error codes, service, controller, unit specs) to `src/<name>/` and its e2e spec
- * to `test/`, registers it in `src/features.ts`, then builds and regenerates `openapi.yaml`.
- * The templates are in `templates/`: `module/` goes to `src/<name>/`, `test/` to `test/`; their
- * `// @if <flag>` / `// @each reference` ... `// @end` lines choose what each option adds.
+ * `npm run generate:module -- <name> [options]` (USAGE below): writes a resource module (entity,
+ * migration, DTOs, lifecycle, error codes, service, controller, unit specs) to `src/<name>/` and
+ * its e2e spec to `test/`, registers it in `src/features.ts`, then builds and regenerates
+ * `openapi.yaml`. The templates are in `templates/`: `module/` goes to `src/<name>/`, `test/` to
+ * `test/`; their `// @if <flag>` / `// @each <list>` ... `// @end` lines choose what each option
+ * adds (inside an `@each`, `@if` asks the item's own flags first).
  */
 
 const ROOT = join(__dirname, '..', '..');
@@ -50,6 +50,23 @@ export function singularOf(word: string): string {
   if (/(ss|sh|ch|x|z|us)es$/.test(word)) return word.slice(0, -2);
   if (/[^s]s$/.test(word)) return word.slice(0, -1);
   return word;
+}
+
+/** `animal` or `person,people`: a noun and its plural (guessed: `animals`, `categories`, `boxes`). */
+export function nounOf(value: string): { singular: string; plural: string } {
+  const [singular, plural, ...rest] = value.split(',').map((word) => word.trim());
+  if (
+    !/^[a-z][a-z ]*$/.test(singular) ||
+    rest.length > 0 ||
+    (plural !== undefined && !/^[a-z][a-z ]*$/.test(plural))
+  )
+    throw new Error('--noun takes lower-case words, and optionally their plural: --noun person,people');
+  const guessed = /[^aeiou]y$/.test(singular)
+    ? `${singular.slice(0, -1)}ies`
+    : /(s|sh|ch|x|z)$/.test(singular)
+      ? `${singular}es`
+      : `${singular}s`;
+  return { singular, plural: plural ?? guessed };
 }
 
 /**
@@ -220,22 +237,37 @@ export function referenceTokens(
   };
 }
 
+/** One item of an `// @each <list>` block: its tokens, and the flags its `// @if` lines may ask. */
+export interface ListItem {
+  tokens: Record<string, string>;
+  flags?: Readonly<Record<string, boolean>>;
+}
+
 /**
- * `text` with its `// @if <flag>` (or `!<flag>`) blocks kept or dropped and its `// @each
- * reference` blocks written once per reference, each with that reference's tokens rendered.
+ * `text` with its `// @if <flag>` (or `!<flag>`) blocks kept or dropped and its `// @each <list>`
+ * blocks written once per item of `lists[list]`, each with that item's tokens rendered.
  */
 export function expand(
   text: string,
   flags: Readonly<Record<string, boolean>>,
-  references: readonly Record<string, string>[],
+  lists: Readonly<Record<string, readonly ListItem[]>> = {},
 ): string {
   const lines = text.split('\n');
+  const DIRECTIVE = /^\s*\/\/ @(if|each|end)\b\s*(!?)([\w-]*)\s*$/;
   let index = 0;
-  const block = (): string[] => {
+  /** Past the `// @end` of the block that starts at `index`. */
+  const skip = () => {
+    for (let depth = 1; depth > 0 && index < lines.length; index++) {
+      const kind = DIRECTIVE.exec(lines[index])?.[1];
+      if (kind === 'end') depth--;
+      else if (kind !== undefined) depth++;
+    }
+  };
+  const block = (scope: Readonly<Record<string, boolean>>): string[] => {
     const out: string[] = [];
     while (index < lines.length) {
       const line = lines[index++];
-      const directive = /^\s*\/\/ @(if|each|end)\b\s*(!?)([\w-]*)\s*$/.exec(line);
+      const directive = DIRECTIVE.exec(line);
       if (!directive) {
         out.push(line);
         continue;
@@ -243,23 +275,27 @@ export function expand(
       const [, kind, not, name] = directive;
       if (kind === 'end') return out;
       const start = index;
-      const inner = block();
       if (kind === 'if') {
-        if (!(name in flags)) throw new Error(`unknown template flag ${name}`);
-        if (flags[name] !== (not === '!')) out.push(...inner);
-      } else {
-        if (name !== 'reference') throw new Error(`unknown template list ${name}`);
-        const end = index;
-        for (const tokens of references) {
-          index = start;
-          out.push(...block().map((innerLine) => render(innerLine, tokens, true)));
-        }
-        index = end;
+        if (!(name in scope)) throw new Error(`unknown template flag ${name}`);
+        const inner = block(scope);
+        if (scope[name] !== (not === '!')) out.push(...inner);
+        continue;
       }
+      const items = lists[name];
+      if (items === undefined) throw new Error(`unknown template list ${name}`);
+      skip();
+      const end = index;
+      for (const item of items) {
+        index = start;
+        out.push(
+          ...block({ ...scope, ...item.flags }).map((innerLine) => render(innerLine, item.tokens, true)),
+        );
+      }
+      index = end;
     }
     return out;
   };
-  return block().join('\n');
+  return block(flags).join('\n');
 }
 
 /** The value of every `__token__` the templates (contents and file names) may hold. */
@@ -357,10 +393,143 @@ export function nameTaken(root: string, names: ModuleNames): string | undefined 
   return clash && `the OpenAPI schema ${clash} belongs to another module`;
 }
 
+/** A column of the module besides `id`, `name`, `status`, `version` and its references. */
+export interface FieldSpec {
+  /** `categoryId`: the property; its column is snake_case (`category_id`). */
+  name: string;
+  type: 'text' | 'int64';
+  /** Of text: the most characters (code points). */
+  maxLength: number;
+  /** May be left out (text: stored as NULL, answered absent; removed by a patch's `null`). */
+  optional: boolean;
+}
+
+const FIELD_FORMAT = /^([a-z][a-zA-Z0-9]*):(text(?:\((\d{1,5})\))?|int64)(\?)?$/;
+/** Properties every module has, which `--fields` cannot name. */
+const OWN_PROPERTIES = new Set(['id', 'name', 'status', 'version']);
+
+/** `description:text(1000)?,categoryId:int64`: name, type (`text`, `text(N)`, `int64`), `?` when optional. */
+export function parseFields(value: string): FieldSpec[] {
+  if (value.trim() === '') return [];
+  const fields = value.split(',').map((entry): FieldSpec => {
+    const match = FIELD_FORMAT.exec(entry.trim());
+    if (!match)
+      throw new Error(
+        `--fields: "${entry}" is not <name>:<type>[?] with a camelCase name and a type of text, text(N) or int64`,
+      );
+    const [, name, type, length, optional] = match;
+    if (OWN_PROPERTIES.has(name) || RESERVED_WORDS.has(name))
+      throw new Error(`--fields: ${name} is a property every module has, or a reserved word`);
+    const maxLength = Number(length ?? 255);
+    if (maxLength < 1 || maxLength > 10000)
+      throw new Error(`--fields: ${name}: text(N) takes N from 1 to 10000`);
+    return { name, type: type === 'int64' ? 'int64' : 'text', maxLength, optional: optional === '?' };
+  });
+  const names = fields.map((field) => field.name);
+  if (new Set(names).size !== names.length) throw new Error('--fields names a field twice');
+  return fields;
+}
+
+export const DEFAULT_FIELDS = 'description:text(1000)?';
+
+/** The states, the one a record is created with when it sends none (null: none), and the changes allowed. */
+export interface LifecycleSpec {
+  states: string[];
+  initial: string | null;
+  transitions: Record<string, string[]>;
+}
+
+const STATE_FORMAT = /^[a-z][a-z0-9_]{0,15}$/;
+
+/**
+ * `--states a,b,c` (the first is the default), `--default-state <state|none>`, `--transitions
+ * 'a>b,b>c'` (every other change is refused; without it every change is allowed).
+ */
+export function parseLifecycle(
+  states = 'active,archived',
+  initial?: string,
+  transitions?: string,
+): LifecycleSpec {
+  const list = states.split(',').map((state) => state.trim());
+  const bad = list.find((state) => !STATE_FORMAT.test(state));
+  if (bad !== undefined || list.length < 2 || new Set(list).size !== list.length)
+    throw new Error(
+      '--states takes two or more distinct states of a-z, 0-9 and _ (at most 16 characters each)',
+    );
+  const known = (state: string, option: string) => {
+    if (!list.includes(state))
+      throw new Error(`${option}: ${state} is not one of --states ${list.join(',')}`);
+    return state;
+  };
+  const table: Record<string, string[]> = Object.fromEntries(list.map((state) => [state, []]));
+  if (transitions === undefined) {
+    for (const from of list) table[from] = list.filter((to) => to !== from);
+  } else {
+    for (const pair of transitions.split(',')) {
+      const [from, to, ...rest] = pair.split('>').map((state) => state.trim());
+      if (to === undefined || rest.length > 0) throw new Error(`--transitions: "${pair}" is not <from>>to>`);
+      known(from, '--transitions');
+      if (from === known(to, '--transitions'))
+        throw new Error(`--transitions: ${pair}: a state may always stay`);
+      if (!table[from].includes(to)) table[from].push(to);
+    }
+  }
+  const start =
+    initial === undefined ? list[0] : initial === 'none' ? null : known(initial, '--default-state');
+  return { states: list, initial: start, transitions: table };
+}
+
 export interface ModuleOptions {
   operations?: readonly Operation[];
   /** Folders of the modules it refers to (`pets`). */
   references?: readonly string[];
+  fields?: readonly FieldSpec[];
+  lifecycle?: LifecycleSpec;
+  /** The words of its docs and messages, singular and plural, when not the module's name. */
+  noun?: { singular: string; plural: string };
+}
+
+const quoted = (values: readonly string[]) => values.map((value) => `'${value}'`).join(', ');
+
+/** The tokens and flags of each field (an `// @each field` block), and the samples tests send. */
+function fieldItems(fields: readonly FieldSpec[]): { items: ListItem[]; tokens: Record<string, string> } {
+  const sample = (field: FieldSpec) => (field.type === 'int64' ? '7' : "'More'");
+  const literal = (entries: FieldSpec[]) =>
+    `{ ${entries.map((field) => `${field.name}: ${sample(field)}`).join(', ')} }`;
+  return {
+    items: fields.map((field) => ({
+      tokens: {
+        __field__: field.name,
+        __field_column__: field.name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`),
+        __field_max__: String(field.maxLength),
+        __field_sample__: sample(field),
+      },
+      flags: { text: field.type === 'text', int64: field.type === 'int64', optional: field.optional },
+    })),
+    tokens: {
+      __REQUIRED_FIELDS__: literal(fields.filter((field) => !field.optional)),
+      __OPTIONAL_FIELDS__: literal(fields.filter((field) => field.optional)),
+      __OPTIONAL_NAMES__: `[${quoted(fields.filter((field) => field.optional).map((field) => field.name))}]`,
+    },
+  };
+}
+
+function lifecycleTokens(lifecycle: LifecycleSpec): Record<string, string> {
+  const table = lifecycle.states
+    .map((state) => `${state}: [${quoted(lifecycle.transitions[state])}]`)
+    .join(', ');
+  const other = lifecycle.states.find((state) => state !== (lifecycle.initial ?? lifecycle.states[0]))!;
+  const from = lifecycle.states.find((state) => lifecycle.transitions[state].length > 0);
+  return {
+    __move_from__: from ?? '',
+    __move_to__: from === undefined ? '' : lifecycle.transitions[from][0],
+    __STATES__: quoted(lifecycle.states),
+    __STATES_TEXT__: lifecycle.states.join(', '),
+    __DEFAULT_STATE__: lifecycle.initial === null ? 'null' : `'${lifecycle.initial}'`,
+    __default_state__: lifecycle.initial ?? '',
+    __other_state__: other,
+    __TRANSITIONS__: `{ ${table} }`,
+  };
 }
 
 /** Writes the module into the project at `root`; returns the files written (relative to root). */
@@ -372,18 +541,31 @@ export function generateModule(
 ): string[] {
   const taken = nameTaken(root, names);
   if (taken) throw new Error(`${taken}: choose another name`);
-  const tokens = templateTokens(names, timestamp);
+  const words = options.noun
+    ? { ...names, nounSingular: options.noun.singular, nounPlural: options.noun.plural }
+    : names;
   const operations = options.operations ?? DEFAULT_OPERATIONS;
   const folders = options.references ?? [];
   if (new Set(folders).size !== folders.length) throw new Error('--references names a module twice');
   const codes = declaredCodes(root);
   const references = folders.map((folder) => referenceTokens(names, referencedModule(root, folder), codes));
+  const fieldSpecs = options.fields ?? parseFields(DEFAULT_FIELDS);
+  const fields = fieldItems(fieldSpecs);
+  const clash = fieldSpecs.find((field) => references.some((ref) => `${ref.__ref__}Id` === field.name));
+  if (clash) throw new Error(`--fields: ${clash.name} is a reference's field already`);
+  const lifecycle = options.lifecycle ?? parseLifecycle();
+  const tokens = { ...templateTokens(words, timestamp), ...fields.tokens, ...lifecycleTokens(lifecycle) };
   const flags = {
     update: operations.includes('update'),
     delete: operations.includes('delete'),
     mutable: operations.includes('update') || operations.includes('delete'),
     references: references.length > 0,
+    defaultState: lifecycle.initial !== null,
+    moves: lifecycle.states.some((state) => lifecycle.transitions[state].length > 0),
+    int64Fields: fieldSpecs.some((field) => field.type === 'int64'),
+    removable: fieldSpecs.some((field) => field.optional) || lifecycle.initial === null,
   };
+  const lists = { reference: references.map((tokens) => ({ tokens })), field: fields.items };
   const targets: [template: string, target: string][] = [
     ...templateFiles(join(TEMPLATES, 'module')).map((file): [string, string] => [
       join(TEMPLATES, 'module', file),
@@ -403,7 +585,7 @@ export function generateModule(
   const registered = registerFeature(readFileSync(features, 'utf8'), names);
   const written: string[] = [];
   for (const [template, target] of targets) {
-    const text = render(expand(readFileSync(template, 'utf8'), flags, references), tokens);
+    const text = render(expand(readFileSync(template, 'utf8'), flags, lists), tokens);
     if (text.trim() === '') continue; // a file only some options have (`// @if update` around it all)
     mkdirSync(dirname(target), { recursive: true });
     writeFileSync(target, text);
@@ -422,9 +604,20 @@ function takeOption(args: string[], option: string): string | undefined {
   return value;
 }
 
-const USAGE =
-  'usage: npm run generate:module -- <name> [--singular <word>] [--references <module>,...] ' +
-  '[--operations list,get,create,update,delete] [--no-build]   e.g. store-orders --references pets';
+const USAGE = `usage: npm run generate:module -- <name> [options]
+  --singular <word>            the singular of the name's last word, where it is not the usual one
+  --noun <word>[,<plural>]     the words of its docs and messages (default: from the name)
+  --fields <name>:<type>[?],...  its columns besides id, name and status; types text, text(N) (at
+                               most N characters, 255 by default), int64; ? when optional
+                               (default ${DEFAULT_FIELDS})
+  --states <a>,<b>,...         its statuses (default active,archived); the first is the default
+  --default-state <state|none> what a record created without a status gets; none: no status
+  --transitions '<a>><b>,...'  the only status changes allowed (default: every one)
+  --references <module>,...    modules its records belong to (a foreign key each)
+  --operations list,get,create[,update][,delete]
+  --no-build                   leave openapi.yaml as it is
+  --timestamp <ms>             the create migration's time (default: now)
+e.g. store-orders --references pets --operations list,get,create,update`;
 
 function main(argv: string[]): void {
   const args = [...argv];
@@ -434,17 +627,32 @@ function main(argv: string[]): void {
     .map((folder) => folder.trim());
   const operationsValue = takeOption(args, '--operations');
   const operations = operationsValue === undefined ? undefined : parseOperations(operationsValue);
+  const fieldsValue = takeOption(args, '--fields');
+  const fields = fieldsValue === undefined ? undefined : parseFields(fieldsValue);
+  const lifecycle = parseLifecycle(
+    takeOption(args, '--states'),
+    takeOption(args, '--default-state'),
+    takeOption(args, '--transitions'),
+  );
+  const nounValue = takeOption(args, '--noun');
+  const timestamp = takeOption(args, '--timestamp');
   const unknown = args.filter((arg) => arg.startsWith('--') && arg !== '--no-build');
   if (unknown.length > 0) throw new Error(`unknown option ${unknown.join(', ')}\n${USAGE}`);
   const build = !args.includes('--no-build');
   const positional = args.filter((arg) => !arg.startsWith('--'));
   if (positional.length !== 1) throw new Error(USAGE);
   const names = moduleNames(positional[0], singular);
+  const noun = nounValue === undefined ? undefined : nounOf(nounValue);
   console.log(
     `Generating ${names.nounPlural}: /v1/${names.kebabPlural}/{${names.camelSingular}Id}, ` +
       `${names.pascalSingular}Entity, table ${names.table} (wrong singular? --singular <word>)`,
   );
-  const written = generateModule(ROOT, names, { operations, references });
+  const written = generateModule(
+    ROOT,
+    names,
+    { operations, references, fields, lifecycle, noun },
+    timestamp === undefined ? undefined : Number(timestamp),
+  );
   const run = (command: string, commandArgs: string[]) =>
     execFileSync(command, commandArgs, { cwd: ROOT, stdio: 'inherit' });
   run(join(ROOT, 'node_modules', '.bin', 'prettier'), ['--write', '--log-level', 'warn', ...written]);

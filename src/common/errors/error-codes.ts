@@ -56,6 +56,11 @@ export const ERROR_CODES = {
     message: 'A request with this Idempotency-Key is still being processed.',
     when: 'a create with the same `Idempotency-Key` is still in flight',
   },
+  invalid_transition: {
+    status: 409,
+    message: 'The status cannot change that way.',
+    when: "a status change the module's lifecycle table does not allow; the message names both states",
+  },
   still_referenced: {
     status: 409,
     message: 'Other records still refer to this one.',

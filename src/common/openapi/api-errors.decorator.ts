@@ -1,10 +1,9 @@
 import { applyDecorators } from '@nestjs/common';
-import { ApiDefaultResponse, ApiResponse, HeaderObject } from '@nestjs/swagger';
+import { ApiDefaultResponse, ApiResponse } from '@nestjs/swagger';
 import { BEARER_CHALLENGE, INVALID_TOKEN_CHALLENGE } from '../errors/bearer-challenge';
 import { AnyErrorCode, ERROR_CODES, ErrorCode, errorSpec } from '../errors/error-codes';
 import { ErrorDto } from '../errors/error.dto';
-
-export type ResponseHeaders = Record<string, HeaderObject>;
+import { ResponseHeaders } from './headers';
 
 interface ErrorResponse {
   description: string;
@@ -133,12 +132,21 @@ function withExamples(bodies: ReadonlyArray<{ code: AnyErrorCode; message: strin
   };
 }
 
+/** A code with what the document says of it here, where its catalogue entry is not enough. */
+export interface DescribedCode {
+  code: AnyErrorCode;
+  description: string;
+}
+
+export type ErrorEntry = DocumentedErrorStatus | AnyErrorCode | DescribedCode;
+
 /** The response of a status as the service documents it, or of a code by its catalogue entry. */
-function responseOf(entry: DocumentedErrorStatus | AnyErrorCode): {
+function responseOf(entry: ErrorEntry): {
   status: number;
   response: ErrorResponse;
 } {
   if (typeof entry === 'number') return { status: entry, response: ERROR_RESPONSES[entry] };
+  if (typeof entry === 'object') return { status: errorSpec(entry.code).status, response: entry };
   const { status, when } = errorSpec(entry);
   const standard = (ERROR_RESPONSES as Record<number, ErrorResponse | undefined>)[status];
   if (standard?.code === entry) return { status, response: standard };
@@ -153,17 +161,26 @@ function responseOf(entry: DocumentedErrorStatus | AnyErrorCode): {
  * a status (its usual code), or a code (a module's own, or one the status's usual text does not
  * cover). Entries of one status make one response with each one's text and example.
  */
-export function ApiErrors(
-  entries: readonly (DocumentedErrorStatus | AnyErrorCode)[],
-  options: ApiErrorsOptions = {},
-): MethodDecorator {
+export function ApiErrors(entries: readonly ErrorEntry[], options: ApiErrorsOptions = {}): MethodDecorator {
   const byStatus = new Map<number, ErrorResponse[]>();
   for (const { status, response } of entries.map(responseOf))
     byStatus.set(status, [...(byStatus.get(status) ?? []), response]);
   return applyDecorators(
     ...[...byStatus].map(([status, responses]) => {
       const headers: ResponseHeaders = {};
-      for (const response of responses) Object.assign(headers, response.headers);
+      for (const response of responses)
+        for (const [name, header] of Object.entries(response.headers ?? {})) {
+          // Required only where every code of the status sends it (409: only idempotency_conflict).
+          const senders = responses.filter((other) => other.headers?.[name] !== undefined);
+          headers[name] =
+            senders.length === responses.length
+              ? header
+              : {
+                  ...header,
+                  description: `${header.description} Sent with ${senders.map((sender) => `\`${sender.code}\``).join(', ')}.`,
+                  required: false,
+                };
+        }
       Object.assign(headers, options.headers);
       return ApiResponse({
         status,

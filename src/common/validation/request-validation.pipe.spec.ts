@@ -1,7 +1,6 @@
 import { ArgumentMetadata, ValidationPipe } from '@nestjs/common';
 import { ListPetsQueryDto } from '../../pets/dto/list-pets-query.dto';
 import { NewPetDto } from '../../pets/dto/new-pet.dto';
-import { PetStatus } from '../../pets/pet-status';
 import { ApiException, ErrorDetail, validationFailed } from '../errors/api-exception';
 import { MAX_BODY_DEPTH, MAX_REMEMBERED_QUERIES, RequestValidationPipe } from './request-validation.pipe';
 
@@ -93,7 +92,7 @@ describe('RequestValidationPipe', () => {
 
       expect(result).toBeInstanceOf(NewPetDto);
       expect(result).toEqual(
-        Object.assign(new NewPetDto(), { name: 'Rex', categoryId: 7, status: PetStatus.available }),
+        Object.assign(new NewPetDto(), { name: 'Rex', categoryId: 7, status: 'available' as const }),
       );
     });
 

@@ -1,17 +1,19 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { IsEnum, ValidateIf } from 'class-validator';
 import { DEFAULT_PAGE_SIZE, PageCursorParam, PageLimit } from '../../common/pagination/page-query';
+import { Omittable } from '../../common/validation/presence';
 import { PetStatus } from '../pet-status';
+import { IsStatus, STATUS_SCHEMA } from './new-pet.dto';
 
+/** The query of listPets. A filter is a further property with its rule (see docs/extending.md). */
 export class ListPetsQueryDto {
   /** Maximum number of animals to return (page size). */
   @PageLimit()
   limit: number = DEFAULT_PAGE_SIZE;
 
   /** Returns only animals with this status. */
-  @ApiProperty({ enum: PetStatus, enumName: 'PetStatus', required: false })
-  @ValidateIf((_, value) => value !== undefined)
-  @IsEnum(PetStatus, { message: 'status must be one of available, pending, sold' })
+  @ApiProperty(STATUS_SCHEMA)
+  @Omittable()
+  @IsStatus()
   status?: PetStatus;
 
   /**

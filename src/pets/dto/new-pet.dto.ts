@@ -1,12 +1,23 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
-import { IsEnum, IsInt, Max, Min, ValidateIf } from 'class-validator';
-import { MAX_EXACT_INTEGER } from '../../common/validation/int64';
+import { IsIn } from 'class-validator';
 import { IsCleanText } from '../../common/validation/text.validators';
-import { PetStatus } from '../pet-status';
+import { IsId } from '../../common/validation/id.pipe';
+import { Omittable } from '../../common/validation/presence';
+import { PET_STATUSES, PetStatus } from '../pet-status';
 
 export const NAME_MAX_LENGTH = 255;
 
-/** An animal to add. `id` is assigned by the service and must not be sent. */
+/** The OpenAPI schema of the status, shared by every DTO that has one. */
+export const STATUS_SCHEMA = { enum: [...PET_STATUSES], enumName: 'PetStatus' };
+/** The status rule of every DTO that takes one. */
+export const IsStatus = () =>
+  IsIn(PET_STATUSES, { message: `status must be one of ${PET_STATUSES.join(', ')}` });
+
+/**
+ * What a client sends to add an animal. Every property needs a class-validator rule: a
+ * property without one is refused as unknown (400), as is any property not declared here
+ * (`id` included).
+ */
 @ApiSchema({ name: 'NewPet' })
 export class NewPetDto {
   /**
@@ -18,19 +29,15 @@ export class NewPetDto {
   name!: string;
 
   /**
-   * Identifier of the category the animal belongs to.
+   * Identifier of the category the animal belongs to: a whole number from 1 to 2^53 - 1 (int64).
    * @example 7
    */
-  @ApiProperty({ type: 'integer', format: 'int64', minimum: 1, maximum: MAX_EXACT_INTEGER })
-  // Decorators run bottom-up and stop at the first failure: the type check comes first.
-  @Min(1, { message: `categoryId must be from 1 to ${MAX_EXACT_INTEGER}` })
-  @Max(MAX_EXACT_INTEGER, { message: `categoryId must be from 1 to ${MAX_EXACT_INTEGER}` })
-  @IsInt({ message: 'categoryId must be an integer' })
+  @IsId()
   categoryId!: number;
 
-  /** Availability of the animal; leave it out for none (`null` is not a status). */
-  @ApiProperty({ enum: PetStatus, enumName: 'PetStatus', required: false })
-  @ValidateIf((_, value) => value !== undefined)
-  @IsEnum(PetStatus, { message: 'status must be one of available, pending, sold' })
+  /** Where the animal stands; leave it out for none (`null` is not a status). */
+  @ApiProperty(STATUS_SCHEMA)
+  @Omittable()
+  @IsStatus()
   status?: PetStatus;
 }

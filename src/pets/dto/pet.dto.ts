@@ -2,17 +2,19 @@ import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { MAX_EXACT_INTEGER } from '../../common/validation/int64';
 import { cleanTextSchema } from '../../common/validation/text.validators';
 import { PetEntity } from '../pet.entity';
-import { NAME_MAX_LENGTH } from './new-pet.dto';
 import { PetStatus } from '../pet-status';
+import { NAME_MAX_LENGTH, STATUS_SCHEMA } from './new-pet.dto';
 
-/** An animal: a NewPet plus the identifier the service assigned. */
+const INT64 = { type: 'integer', format: 'int64', minimum: 1, maximum: MAX_EXACT_INTEGER } as const;
+
+/** What the service answers: a NewPet plus the identifier the service assigned. */
 @ApiSchema({ name: 'Pet' })
 export class PetDto {
   /**
    * Unique identifier assigned by the service on creation.
    * @example 1
    */
-  @ApiProperty({ type: 'integer', format: 'int64', minimum: 1, maximum: MAX_EXACT_INTEGER })
+  @ApiProperty(INT64)
   id!: number;
 
   /**
@@ -26,17 +28,20 @@ export class PetDto {
    * Identifier of the category the animal belongs to.
    * @example 7
    */
-  @ApiProperty({ type: 'integer', format: 'int64', minimum: 1, maximum: MAX_EXACT_INTEGER })
+  @ApiProperty(INT64)
   categoryId!: number;
 
-  /** Absent when the animal has no status (never `null`). */
-  @ApiProperty({ enum: PetStatus, enumName: 'PetStatus', required: false })
+  /** Where the animal stands; absent when it has no status (never `null`). */
+  @ApiProperty({ ...STATUS_SCHEMA, required: false })
   status?: PetStatus;
 
   /** The one place an entity becomes a response body. */
   static fromEntity(entity: PetEntity): PetDto {
-    const pet: PetDto = { id: entity.id, name: entity.name, categoryId: entity.categoryId };
-    if (entity.status !== null) pet.status = entity.status;
-    return pet;
+    return {
+      id: entity.id,
+      name: entity.name,
+      categoryId: entity.categoryId,
+      ...(entity.status === null ? {} : { status: entity.status }),
+    };
   }
 }

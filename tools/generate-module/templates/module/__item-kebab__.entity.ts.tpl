@@ -1,12 +1,17 @@
-// @if !references
-import { Check, Column, Entity } from 'typeorm';
-// @end
 // @if references
 import { Check, Column, Entity, ForeignKey, Index } from 'typeorm';
-import { int64AsNumber } from '../common/validation/int64';
 // @end
+// @if !references
+import { Check, Column, Entity, Index } from 'typeorm';
+// @end
+import { int64AsNumber } from '../common/validation/int64';
 import { IdColumn } from '../database/dialect';
+// @if defaultState
 import { DEFAULT___ITEM___STATUS, __Item__Status } from './__item-kebab__-status';
+// @end
+// @if !defaultState
+import { __Item__Status } from './__item-kebab__-status';
+// @end
 // @each reference
 import { __RefEntity__ } from '../__ref_folder__/__ref_entity_file__';
 // @end
@@ -17,19 +22,47 @@ import { __RefEntity__ } from '../__ref_folder__/__ref_entity_file__';
  * compares them.
  */
 @Entity({ name: '__items_table__' })
-@Check('chk___items_table___status', `"status" IN ('active', 'archived')`)
+@Check('chk___items_table___status', `"status" IN (__STATES__)`)
+@Index('idx___items_table___status_id', ['status', 'id'])
 export class __Item__Entity {
   @IdColumn()
   id!: number;
 
   @Column({ type: 'varchar', length: 255 })
   name!: string;
+  // @each field
 
-  @Column({ type: 'varchar', length: 1000, nullable: true })
-  description!: string | null;
+  // @if text
+  // @if optional
+  @Column({ name: '__field_column__', type: 'varchar', length: __field_max__, nullable: true })
+  __field__!: string | null;
+  // @end
+  // @if !optional
+  @Column({ name: '__field_column__', type: 'varchar', length: __field_max__ })
+  __field__!: string;
+  // @end
+  // @end
+  // @if int64
+  // @if optional
+  @Column({ name: '__field_column__', type: 'bigint', nullable: true, transformer: int64AsNumber })
+  __field__!: number | null;
+  // @end
+  // @if !optional
+  @Column({ name: '__field_column__', type: 'bigint', transformer: int64AsNumber })
+  __field__!: number;
+  // @end
+  // @end
+  // @end
+  // @if defaultState
 
   @Column({ type: 'varchar', length: 16, default: DEFAULT___ITEM___STATUS })
   status!: __Item__Status;
+  // @end
+  // @if !defaultState
+
+  @Column({ type: 'varchar', length: 16, nullable: true })
+  status!: __Item__Status | null;
+  // @end
   // @each reference
 
   /** The id of an existing __ref__: the database refuses a row naming none, and the delete of one still named. */
@@ -38,10 +71,8 @@ export class __Item__Entity {
   @Index('__ref_index__')
   __ref__Id!: number;
   // @end
-  // @if mutable
 
-  /** 1 when created, one more with each update: the `ETag` of its answers. */
-  @Column({ type: 'integer' })
+  /** 1 when created, one more with each change: the `ETag` of its answers (64-bit). */
+  @Column({ type: 'bigint', default: 1, transformer: int64AsNumber })
   version!: number;
-  // @end
 }

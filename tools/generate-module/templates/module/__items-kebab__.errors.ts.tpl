@@ -1,3 +1,4 @@
+// @if references
 import { declareErrorCodes } from '../common/errors/error-codes';
 
 /**
@@ -13,3 +14,4 @@ export const __ITEMS___ERRORS = declareErrorCodes('__items-kebab__', {
   },
   // @end
 });
+// @end

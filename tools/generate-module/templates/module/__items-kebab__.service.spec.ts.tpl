@@ -16,21 +16,21 @@ import { New__Item__Dto } from './dto/new-__item-kebab__.dto';
 describe('__Items__Service', () => {
   let moduleRef: TestingModule;
   let service: __Items__Service;
-  /** What every body below adds to the fields it is about: its references, to records that exist. */
-  let refs: Record<string, number> = {};
-  // @if references
-  const body = (fields: Partial<New__Item__Dto> & { name: string }) => ({ ...refs, ...fields }) as New__Item__Dto;
-  // @end
-  // @if !references
-  const body = (fields: New__Item__Dto) => fields;
+  /** What every body below adds to the fields it is about: its required fields and references. */
+  let required: Record<string, unknown> = {};
+  const body = (fields: Partial<New__Item__Dto>) => ({ ...required, ...fields }) as New__Item__Dto;
+  const OPTIONAL = __OPTIONAL_FIELDS__;
+  const none = Object.fromEntries(Object.keys(OPTIONAL).map((field) => [field, null]));
+  // @if update
+  const always = () => undefined;
   // @end
 
   beforeEach(async () => {
     moduleRef = await featureTestingModule(__Items__Module);
     service = moduleRef.get(__Items__Service);
-    refs = {};
+    required = { ...__REQUIRED_FIELDS__ };
     // @each reference
-    refs.__ref__Id = (await moduleRef.get(__RefsService__).create(await sampleBody('__NewRef__') as never)).id;
+    required.__ref__Id = (await moduleRef.get(__RefsService__).create((await sampleBody('__NewRef__')) as never)).id;
     // @end
   });
 
@@ -38,12 +38,12 @@ describe('__Items__Service', () => {
     await moduleRef.close();
   });
 
-  it('creates __a_noun__ with a new id and the default status, and gets it back', async () => {
-    const first = await service.create(body({ name: 'First', description: 'The first one' }));
-    const second = await service.create(body({ name: 'Second', status: 'archived' }));
+  it('creates __a_noun__ with a new id, version 1 and the default status, and gets it back', async () => {
+    const first = await service.create(body({ name: 'First', ...OPTIONAL }));
+    const second = await service.create(body({ name: 'Second', status: '__other_state__' }));
 
-    expect(first).toMatchObject({ id: 1, name: 'First', description: 'The first one', status: 'active', ...refs });
-    expect(second).toMatchObject({ id: 2, name: 'Second', description: null, status: 'archived' });
+    expect(first).toEqual({ id: 1, name: 'First', ...required, ...OPTIONAL, status: __DEFAULT_STATE__, version: 1 });
+    expect(second).toEqual({ id: 2, name: 'Second', ...required, ...none, status: '__other_state__', version: 1 });
     await expect(service.get(2)).resolves.toEqual(second);
   });
 
@@ -51,20 +51,23 @@ describe('__Items__Service', () => {
     await expect(service.get(42)).rejects.toMatchObject({ code: 'not_found', message: 'No __noun__ has id 42.' });
   });
 
-  it('lists page by page in id order, with a cursor while more follow', async () => {
+  it('lists page by page in id order, with a cursor while more follow, and by status', async () => {
     for (const name of ['a', 'b', 'c']) await service.create(body({ name }));
+    await service.create(body({ name: 'd', status: '__other_state__' }));
 
     const first = await service.list({ limit: 2 });
     expect(first.items.map((__item__) => __item__.name)).toEqual(['a', 'b']);
     expect(first.nextCursor).toBe(encodeCursor({ afterId: 2, filter: null }));
 
     const last = await service.list({ limit: 2, cursor: first.nextCursor });
-    expect(last.items.map((__item__) => __item__.name)).toEqual(['c']);
+    expect(last.items.map((__item__) => __item__.name)).toEqual(['c', 'd']);
     expect(last.nextCursor).toBeUndefined();
+    const other = await service.list({ limit: 2, status: '__other_state__' });
+    expect(other.items.map((__item__) => __item__.name)).toEqual(['d']);
   });
 
   it('refuses a cursor that is not one of this list', async () => {
-    const foreign = encodeCursor({ afterId: 1, filter: 'sold' });
+    const foreign = encodeCursor({ afterId: 1, filter: '__other_state__' });
     await expect(service.list({ limit: 2, cursor: foreign })).rejects.toBeInstanceOf(ApiException);
     await expect(service.list({ limit: 2, cursor: 'bm90LmEuY3Vyc29y.abc' })).rejects.toMatchObject({
       code: 'validation_failed',
@@ -82,32 +85,43 @@ describe('__Items__Service', () => {
   // @end
   // @if update
 
-  it('updates only what a patch names, one version up, while If-Match holds', async () => {
-    const created = await service.create(body({ name: 'First', description: 'More' }));
-    const always = () => true;
+  it('updates only what a patch names, one version up, and a patch that changes nothing not at all', async () => {
+    const created = await service.create(body({ name: 'First', ...OPTIONAL }));
 
     const renamed = await service.update(created.id, { name: 'Renamed' }, always);
-    expect(renamed).toMatchObject({ name: 'Renamed', description: 'More', version: 2 });
-    const cleared = await service.update(created.id, { description: null }, (row) => row.version === 2);
-    expect(cleared).toMatchObject({ name: 'Renamed', description: null, version: 3 });
+    expect(renamed).toEqual({ ...created, name: 'Renamed', version: 2 });
+    await expect(service.update(created.id, { name: 'Renamed' }, always)).resolves.toEqual(renamed);
+    await expect(service.update(created.id, {}, always)).resolves.toEqual(renamed);
+    const cleared = await service.update(created.id, none, always);
+    expect(cleared).toEqual({ ...renamed, ...none, version: Object.keys(none).length > 0 ? 3 : 2 });
     await expect(service.get(created.id)).resolves.toEqual(cleared);
+  });
 
-    await expect(service.update(created.id, { name: 'Stale' }, (row) => row.version === 2)).rejects.toMatchObject({
+  it('asks `ifMatch` about the __noun__ as it is, and changes nothing when it refuses', async () => {
+    const created = await service.create(body({ name: 'First' }));
+    const stale = () => {
+      throw new ApiException('precondition_failed');
+    };
+
+    await expect(service.update(created.id, { name: 'Stale' }, stale)).rejects.toMatchObject({
       code: 'precondition_failed',
     });
-    await expect(service.update(404, { name: 'None' }, always)).rejects.toMatchObject({ code: 'not_found' });
-    await expect(service.get(created.id)).resolves.toMatchObject({ name: 'Renamed', version: 3 });
+    await expect(service.update(404, { name: 'None' }, stale)).rejects.toMatchObject({ code: 'not_found' });
+    await expect(service.get(created.id)).resolves.toEqual(created);
   });
   // @end
   // @if delete
 
   it('deletes __a_noun__ once: then it is gone', async () => {
     const created = await service.create(body({ name: 'Doomed' }));
+    const stale = () => {
+      throw new ApiException('precondition_failed');
+    };
 
-    await expect(service.delete(created.id, () => false)).rejects.toMatchObject({ code: 'precondition_failed' });
-    await service.delete(created.id, () => true);
+    await expect(service.delete(created.id, stale)).rejects.toMatchObject({ code: 'precondition_failed' });
+    await service.delete(created.id, () => undefined);
     await expect(service.get(created.id)).rejects.toMatchObject({ code: 'not_found' });
-    await expect(service.delete(created.id, () => true)).rejects.toMatchObject({ code: 'not_found' });
+    await expect(service.delete(created.id, () => undefined)).rejects.toMatchObject({ code: 'not_found' });
   });
   // @end
 });

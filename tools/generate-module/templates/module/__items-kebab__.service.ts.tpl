@@ -1,19 +1,27 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
-import { ApiException } from '../common/errors/api-exception';
-// @if references
+// @if update
+import { EntityManager, Repository } from 'typeorm';
 // @end
+// @if !update
+import { Repository } from 'typeorm';
+// @end
+import { ApiException } from '../common/errors/api-exception';
 import { Page } from '../common/pagination/page';
 // @if references
-import { keepReferences, requireReference } from '../database/references';
+import { keepReferences, Reference, requireReferences } from '../database/references';
 // @end
 import { ResourceStore, ResourceStores, WithCreated } from '../database/resource-store';
 // @each reference
 import { __RefsService__ } from '../__ref_folder__/__ref_folder__.service';
 // @end
 import { __Item__Entity } from './__item-kebab__.entity';
+// @if update
+import { __ITEM___LIFECYCLE, DEFAULT___ITEM___STATUS } from './__item-kebab__-status';
+// @end
+// @if !update
 import { DEFAULT___ITEM___STATUS } from './__item-kebab__-status';
+// @end
 // @if references
 import { __ITEMS___ERRORS } from './__items-kebab__.errors';
 // @end
@@ -23,38 +31,39 @@ import { New__Item__Dto } from './dto/new-__item-kebab__.dto';
 import { Update__Item__Dto } from './dto/update-__item-kebab__.dto';
 // @end
 
-// @if references
-/** The fields that refer to other modules' records, and the code of a missing one. */
-const REFERENCES = {
-  // @each reference
-  __ref__Id: { field: '__ref__Id', code: __ITEMS___ERRORS.__ref_code__ },
-  // @end
-};
-
-// @end
 @Injectable()
 export class __Items__Service {
   private readonly __items__: ResourceStore<__Item__Entity>;
+  // @if references
+  /** The fields that refer to other modules' records, each with its code and lookup. */
+  private readonly references: readonly Reference[];
+  // @end
 
   constructor(
     @InjectRepository(__Item__Entity) repository: Repository<__Item__Entity>,
     stores: ResourceStores,
     // @each reference
-    private readonly __refs__: __RefsService__,
+    __refs__: __RefsService__,
     // @end
   ) {
     // @if mutable
-    // Rows change: read from the database every time, so no instance answers an old version.
     this.__items__ = stores.of(repository, { mutable: true });
     // @end
     // @if !mutable
     this.__items__ = stores.of(repository);
     // @end
+    // @if references
+    this.references = [
+      // @each reference
+      { field: '__ref__Id', code: __ITEMS___ERRORS.__ref_code__, get: (id) => __refs__.get(id) },
+      // @end
+    ];
+    // @end
   }
 
-  /** A page of __nouns__, oldest first, from where the query's cursor points. */
+  /** A page of __nouns__, oldest first, from where the query's cursor points, optionally of one status. */
   list(query: List__Items__QueryDto): Promise<Page<__Item__Entity>> {
-    return this.__items__.page(query);
+    return this.__items__.page(query, { status: query.status });
   }
 
   /** Adds __a_noun__; resolves once it is committed (`inTransaction` with it, where the database allows). */
@@ -66,23 +75,26 @@ export class __Items__Service {
   // @end
     const row = {
       name: new__Item__.name,
-      description: new__Item__.description ?? null,
+      // @each field
+      // @if optional
+      __field__: new__Item__.__field__ ?? null,
+      // @end
+      // @if !optional
+      __field__: new__Item__.__field__,
+      // @end
+      // @end
       status: new__Item__.status ?? DEFAULT___ITEM___STATUS,
       // @each reference
       __ref__Id: new__Item__.__ref__Id,
       // @end
-      // @if mutable
       version: 1,
-      // @end
     };
     // @if !references
     return this.__items__.create(row, inTransaction);
     // @end
     // @if references
-    // @each reference
-    await requireReference(this.__refs__.get(row.__ref__Id), REFERENCES.__ref__Id);
-    // @end
-    return keepReferences(this.__items__.create(row, inTransaction), Object.values(REFERENCES));
+    await requireReferences(row, this.references);
+    return keepReferences(this.__items__.create(row, inTransaction), row, this.references);
     // @end
   }
 
@@ -94,20 +106,33 @@ export class __Items__Service {
   }
   // @if update
 
-  /** Applies a merge patch if `matches` accepts the __noun__ as it is (412 if not); 404 if none. */
+  /**
+   * Applies a merge patch where `ifMatch` accepts the __noun__ as it is and the lifecycle allows
+   * its status change; 404 if none. In `transaction` (another module's), it commits with that.
+   */
   async update(
     id: number,
     patch: Update__Item__Dto,
-    matches: (__item__: __Item__Entity) => boolean,
+    ifMatch: (current: __Item__Entity) => void,
+    transaction?: EntityManager,
   ): Promise<__Item__Entity> {
-    // @each reference
-    if (patch.__ref__Id !== undefined) await requireReference(this.__refs__.get(patch.__ref__Id), REFERENCES.__ref__Id);
+    // @if references
+    await requireReferences(patch, this.references);
     // @end
+    const change = this.__items__.update(
+      id,
+      patch,
+      (current) => {
+        ifMatch(current);
+        __ITEM___LIFECYCLE.check(current.status, patch.status);
+      },
+      transaction,
+    );
     // @if !references
-    const updated = await this.__items__.update(id, patch, matches);
+    const updated = await change;
     // @end
     // @if references
-    const updated = await keepReferences(this.__items__.update(id, patch, matches), Object.values(REFERENCES));
+    const updated = await keepReferences(change, patch, this.references);
     // @end
     if (!updated) throw this.notFound(id);
     return updated;
@@ -115,9 +140,9 @@ export class __Items__Service {
   // @end
   // @if delete
 
-  /** Removes the __noun__ if `matches` accepts it (412 if not); 404 if none, 409 if others refer to it. */
-  async delete(id: number, matches: (__item__: __Item__Entity) => boolean): Promise<void> {
-    if (!(await this.__items__.delete(id, matches))) throw this.notFound(id);
+  /** Removes the __noun__ if `ifMatch` accepts it; 404 if none, 409 if others refer to it. */
+  async delete(id: number, ifMatch: (current: __Item__Entity) => void): Promise<void> {
+    if (!(await this.__items__.delete(id, ifMatch))) throw this.notFound(id);
   }
   // @end
 

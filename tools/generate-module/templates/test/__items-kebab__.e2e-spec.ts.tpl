@@ -21,8 +21,13 @@ describe('__Items__ API (e2e)', () => {
   let app: NestExpressApplication;
   let http: App;
   let contract: ContractValidator;
-  /** The references every body below has, to records that exist in `app`. */
-  let refs: Record<string, number> = {};
+  /** The required properties every body below has besides its name: fields, and references to records that exist. */
+  let required: Record<string, unknown> = {};
+  /** The optional properties, each with a valid value. */
+  const OPTIONAL = __OPTIONAL_FIELDS__;
+  /** What __a_noun__ created without a status has (null: none). */
+  const DEFAULT_STATUS: string | null = __DEFAULT_STATE__;
+  const defaultStatus = DEFAULT_STATUS === null ? {} : { status: DEFAULT_STATUS };
 
   /** Records of the referenced modules, made through their own API in `server`'s database. */
   // @if references
@@ -44,7 +49,7 @@ describe('__Items__ API (e2e)', () => {
     app = await startApp();
     http = app.getHttpServer();
     contract = await ContractValidator.forPaths('/__items-kebab__');
-    refs = await makeRefs(http);
+    required = { ...__REQUIRED_FIELDS__, ...(await makeRefs(http)) };
   });
 
   afterAll(async () => {
@@ -57,7 +62,7 @@ describe('__Items__ API (e2e)', () => {
       .post('/v1/__items-kebab__')
       .set(AUTH)
       .set(headers)
-      .send({ ...refs, ...body });
+      .send({ ...required, ...body });
   const get = (id: number | string, server: App = http) =>
     request(server).get(`/v1/__items-kebab__/${id}`).set(AUTH);
   // @if update
@@ -74,6 +79,19 @@ describe('__Items__ API (e2e)', () => {
   const remove = (id: number | string, headers: Record<string, string> = {}, server: App = http) =>
     request(server).delete(`/v1/__items-kebab__/${id}`).set(AUTH).set(headers);
   // @end
+  /** Every __noun__ of the list (of one status), page by page. */
+  async function walk(query = ''): Promise<{ id: number; name: string }[]> {
+    const seen: { id: number; name: string }[] = [];
+    let next: string | undefined = `/v1/__items-kebab__?limit=2${query}`;
+    while (next) {
+      const page: request.Response = await request(http).get(next).set(AUTH);
+      expect(contract.check(page)).toBe('list__Items__ 200');
+      expect(page.body.length).toBeLessThanOrEqual(2);
+      seen.push(...page.body);
+      next = /^<([^>]+)>; rel="next"$/.exec(page.headers.link ?? '')?.[1];
+    }
+    return seen;
+  }
 
   /** A documented answer (`operationId status`), in the Error shape with this code. */
   function expectError(res: request.Response, answer: string, code: string): void {
@@ -96,21 +114,19 @@ describe('__Items__ API (e2e)', () => {
     expectError(await request(http).get('/v1/__items-kebab__/1'), 'get__Item__ 401', 'unauthorized');
   });
 
-  it('creates __a_noun__: 201 with Location, and gets it there', async () => {
-    const created = await create({ name: 'First', description: 'The first one' });
+  it('creates __a_noun__: 201 with Location and ETag, and gets it there', async () => {
+    const created = await create({ name: 'First', ...OPTIONAL });
     expect(contract.check(created)).toBe('create__Item__ 201');
-    expect(created.body).toEqual({
-      id: expect.any(Number),
-      name: 'First',
-      description: 'The first one',
-      status: 'active',
-      ...refs,
-    });
+    expect(created.body).toEqual({ id: expect.any(Number), name: 'First', ...required, ...OPTIONAL, ...defaultStatus });
     expect(created.headers.location).toBe(`/v1/__items-kebab__/${created.body.id}`);
+    expect(created.headers.etag).toBe('"1"');
 
     const read = await request(http).get(created.headers.location).set(AUTH);
     expect(contract.check(read)).toBe('get__Item__ 200');
     expect(read.body).toEqual(created.body);
+    expect(read.headers.etag).toBe('"1"');
+    const other = await create({ name: 'Second', status: '__other_state__' });
+    expect(other.body).toEqual({ id: expect.any(Number), name: 'Second', ...required, status: '__other_state__' });
   });
 
   it.each([
@@ -149,11 +165,11 @@ describe('__Items__ API (e2e)', () => {
 
   // @each reference
   it('refuses an unknown __ref__Id: 422 __ref_code__ naming the field, and stores nothing', async () => {
-    const before = (await list('?limit=100')).body.length;
+    const before = (await walk()).length;
     const res = await create({ name: 'Lost', __ref__Id: 987_654 });
     expectError(res, 'create__Item__ 422', '__ref_code__');
-    expect(res.body.details).toEqual([expect.objectContaining({ field: '__ref__Id' })]);
-    expect((await list('?limit=100')).body).toHaveLength(before);
+    expect(res.body).toMatchObject({ message: '`__ref__Id` names no __ref__.', details: [{ field: '__ref__Id' }] });
+    expect(await walk()).toHaveLength(before);
   });
 
   // @end
@@ -164,19 +180,16 @@ describe('__Items__ API (e2e)', () => {
     expect(res.headers.allow).toBe('GET, HEAD, POST');
   });
 
-  it('pages with limit and a next link until the last page', async () => {
-    for (const name of ['b', 'c', 'd']) expect((await create({ name })).status).toBe(201);
-    const seen: string[] = [];
-    let next: string | undefined = '/v1/__items-kebab__?limit=2';
-    while (next) {
-      const page: request.Response = await request(http).get(next).set(AUTH);
-      expect(contract.check(page)).toBe('list__Items__ 200');
-      expect(page.body.length).toBeLessThanOrEqual(2);
-      seen.push(...page.body.map((__item__: { name: string }) => __item__.name));
-      next = /^<([^>]+)>; rel="next"$/.exec(page.headers.link ?? '')?.[1];
-    }
-    expect(seen).toEqual(['First', 'b', 'c', 'd']);
+  it('pages with limit and a next link until the last page, in id order, of all or of one status', async () => {
+    const before = await walk();
+    const made = [];
+    for (const name of ['b', 'c', 'd']) made.push((await create({ name, status: '__other_state__' })).body);
+    const all = await walk();
+    expect(all).toEqual([...before, ...made]);
+    expect(all.map((__item__) => __item__.id)).toEqual([...all.map((__item__) => __item__.id)].sort((x, y) => x - y));
+    expect(await walk('&status=__other_state__')).toEqual(all.filter((__item__) => 'status' in __item__ && __item__.status === '__other_state__'));
     expectError(await list('?limit=0'), 'list__Items__ 400', 'validation_failed');
+    expectError(await list('?status=lost'), 'list__Items__ 400', 'validation_failed');
   });
 
   it('replays a create retried with the same Idempotency-Key, 422 with another body, 409 in flight', async () => {
@@ -189,7 +202,7 @@ describe('__Items__ API (e2e)', () => {
     expectError(await create({ name: 'Other' }, key), 'create__Item__ 422', 'idempotency_key_reused');
 
     // A request still in flight holds its key: reserve one as such a request would.
-    const body = { ...refs, name: 'In flight' };
+    const body = { ...required, name: 'In flight' };
     await app.get(IdempotencyService).claim(hashApiKey(TEST_KEY), '__items-kebab__-retry-2', requestDigest(body));
     const busy = await create(body, { 'Idempotency-Key': '__items-kebab__-retry-2' });
     expectError(busy, 'create__Item__ 409', 'idempotency_conflict');
@@ -199,29 +212,99 @@ describe('__Items__ API (e2e)', () => {
   describe('changes with ETag and If-Match', () => {
     // @if update
     it('updates with a merge patch: 428 without If-Match, 412 with a stale one, 200 and a new ETag with the current one', async () => {
-      const created = await create({ name: 'Draft', description: 'To change' });
+      const created = await create({ name: 'Draft', ...OPTIONAL });
       expect(created.headers.etag).toBe('"1"');
       const path = created.headers.location;
-      const read = await request(http).get(path).set(AUTH);
-      expect(read.headers.etag).toBe('"1"');
 
       expectError(await patch(created.body.id, { name: 'Final' }), 'update__Item__ 428', 'precondition_required');
       expectError(await patch(created.body.id, { name: 'Final' }, { 'If-Match': '"7"' }), 'update__Item__ 412', 'precondition_failed');
 
-      const updated = await patch(created.body.id, { name: 'Final', description: null }, { 'If-Match': '"1"' });
+      const removals = Object.fromEntries(Object.keys(OPTIONAL).map((field) => [field, null]));
+      const updated = await patch(created.body.id, { name: 'Final', ...removals }, { 'If-Match': '"1"' });
       expect(contract.check(updated)).toBe('update__Item__ 200');
       expect(updated.headers.etag).toBe('"2"');
-      expect(updated.body).toEqual({ ...created.body, name: 'Final', description: undefined });
+      expect(updated.body).toEqual({ id: created.body.id, name: 'Final', ...required, ...defaultStatus });
       const after = await request(http).get(path).set(AUTH);
       expect(after.body).toEqual(updated.body);
       expect(after.headers.etag).toBe('"2"');
 
       // The first version is gone: its ETag no longer matches, `*` does.
       expectError(await patch(created.body.id, { name: 'Lost' }, { 'If-Match': '"1"' }), 'update__Item__ 412', 'precondition_failed');
-      expect((await patch(created.body.id, { status: 'archived' }, { 'If-Match': '*' })).body.status).toBe('archived');
+      expect((await patch(created.body.id, { name: 'Again' }, { 'If-Match': '*' })).body.name).toBe('Again');
     });
 
-    it('refuses a patch that breaks a rule (400), is not a merge patch (415) or too large (413), and an unknown id (404)', async () => {
+    it('answers a patch that changes nothing with the __noun__ as it is: same ETag, no new version', async () => {
+      const { body } = await create({ name: 'Same', ...OPTIONAL });
+      for (const unchanged of [{}, { name: 'Same' }, { name: 'Same', ...OPTIONAL }]) {
+        const res = await patch(body.id, unchanged, { 'If-Match': '"1"' });
+        expect(contract.check(res)).toBe('update__Item__ 200');
+        expect(res.headers.etag).toBe('"1"');
+        expect(res.body).toEqual(body);
+      }
+      expect((await get(body.id)).headers.etag).toBe('"1"');
+    });
+
+    it('lets exactly one of 50 changes made with the same If-Match through: the others are 412', async () => {
+      const { body } = await create({ name: 'Contested' });
+      const answers = await Promise.all(
+        Array.from({ length: 50 }, (_, index) => patch(body.id, { name: `Claim ${index}` }, { 'If-Match': '"1"' })),
+      );
+      expect(answers.filter((res) => res.status === 200)).toHaveLength(1);
+      expect(answers.filter((res) => res.status === 412)).toHaveLength(49);
+      const winner = answers.find((res) => res.status === 200)!;
+      expect((await get(body.id)).body).toEqual(winner.body);
+    });
+
+    it('shows a change at once in get and in every list', async () => {
+      const { body } = await create({ name: 'Before' });
+      // Read first, so that the reads below would be answered from the cache.
+      await get(body.id);
+      expect(await walk()).toContainEqual(body);
+      const changed = await patch(body.id, { name: 'After' }, { 'If-Match': '"1"' });
+      expect((await get(body.id)).body).toEqual(changed.body);
+      expect(await walk()).toContainEqual(changed.body);
+      expect(await walk()).not.toContainEqual(body);
+    });
+    // @if moves
+
+    it('moves __a_noun__ between the status lists at once', async () => {
+      const { body } = await create({ name: 'Mover', status: '__move_from__' });
+      expect(await walk('&status=__move_from__')).toContainEqual(body);
+      await patch(body.id, { status: '__move_to__' }, { 'If-Match': '"1"' });
+      expect((await walk('&status=__move_from__')).map((__item__) => __item__.id)).not.toContain(body.id);
+      expect((await walk('&status=__move_to__')).map((__item__) => __item__.id)).toContain(body.id);
+    });
+    // @end
+
+    describe('the status lifecycle, every pair of states', () => {
+      /** Where each status may go besides staying (generate:module --transitions). */
+      const TRANSITIONS: Record<string, readonly string[]> = __TRANSITIONS__;
+      const STATES = Object.keys(TRANSITIONS);
+      const optional = DEFAULT_STATUS === null;
+      const allowed = (from: string | null, to: string | null) =>
+        from === to || (from === null && to !== null) || (from !== null && to !== null && TRANSITIONS[from].includes(to));
+      const pairs = (optional ? [null, ...STATES] : STATES).flatMap((from) =>
+        (optional ? [...STATES, null] : STATES).map((to) => [from, to, allowed(from, to) ? 200 : 409] as const),
+      );
+
+      it.each(pairs)('from %s to %s: %s', async (from, to, status) => {
+        const { body, headers } = await create(from === null ? { name: 'Moving' } : { name: 'Moving', status: from });
+        const res = await patch(body.id, { status: to }, { 'If-Match': headers.etag });
+        if (status === 200) {
+          expect(contract.check(res)).toBe('update__Item__ 200');
+          expect(res.body).toEqual({ ...body, ...(to === null ? {} : { status: to }) });
+          expect(res.headers.etag).toBe(from === to ? '"1"' : '"2"');
+        } else {
+          expectError(res, 'update__Item__ 409', 'invalid_transition');
+          expect(res.body.message).toContain(`from ${from ?? '(none)'} to ${to ?? '(none)'}`);
+          const after = await get(body.id);
+          expect(after.body).toEqual(body);
+          expect(after.headers.etag).toBe(headers.etag);
+        }
+      });
+    });
+
+    it('refuses a patch that breaks a rule (400), is not a merge patch (415) or too large (413), and an unknown id (404, before If-Match)', async () => {
       const { body } = await create({ name: 'Rules' });
       const ifMatch = { 'If-Match': '*' };
       for (const [bad, field] of [[{ name: null }, 'name'], [{ id: 9 }, 'id'], [{ status: 'lost' }, 'status']] as const) {
@@ -230,16 +313,25 @@ describe('__Items__ API (e2e)', () => {
         expect(res.body.details).toEqual([expect.objectContaining({ field })]);
       }
       expectError(await patch(body.id, '[1, 2]', ifMatch), 'update__Item__ 400', 'validation_failed');
+      expectError(await patch(body.id, {}, { 'If-Match': 'nonsense' }), 'update__Item__ 400', 'validation_failed');
       const asJson = request(http).patch(`/v1/__items-kebab__/${body.id}`).set(AUTH).set(ifMatch);
       expectError(await asJson.send({ name: 'Plain' }), 'update__Item__ 415', 'unsupported_media_type');
       expectError(await patch(body.id, { name: 'x'.repeat(20_000) }, ifMatch), 'update__Item__ 413', 'payload_too_large');
       expectError(await patch(987_654, { name: 'None' }, ifMatch), 'update__Item__ 404', 'not_found');
+      expectError(await patch(987_654, { name: 'None' }), 'update__Item__ 404', 'not_found');
       expectError(await patch('abc', { name: 'None' }, ifMatch), 'update__Item__ 400', 'validation_failed');
       const anonymous = request(http).patch(`/v1/__items-kebab__/${body.id}`).set('Content-Type', 'application/merge-patch+json');
       expectError(await anonymous.send('{}'), 'update__Item__ 401', 'unauthorized');
       const huge = await patch(body.id, {}, { ...ifMatch, 'X-Padding': 'x'.repeat(20_000) });
       expectError(huge, 'update__Item__ default', 'headers_too_large');
       expect((await get(body.id)).body).toEqual(body);
+    });
+
+    it('routes before it reads a body: 405 with Allow on the collection, 404 on no path', async () => {
+      const collection = await request(http).patch('/v1/__items-kebab__').set(AUTH).send({ name: 'x' });
+      expect(collection.status).toBe(405);
+      expect(collection.headers.allow).toBe('GET, HEAD, POST');
+      expect((await request(http).patch('/v1/__items-kebab__-nope/1').set(AUTH).send({ name: 'x' })).status).toBe(404);
     });
     // @each reference
 
@@ -255,12 +347,14 @@ describe('__Items__ API (e2e)', () => {
 
     it('deletes: 412 with a stale If-Match, then 204, then 404 for it', async () => {
       const { body } = await create({ name: 'Doomed' });
+      await get(body.id);
       expectError(await remove(body.id, { 'If-Match': '"9"' }), 'delete__Item__ 412', 'precondition_failed');
 
       const deleted = await remove(body.id, { 'If-Match': '"1"' });
       expect(contract.check(deleted)).toBe('delete__Item__ 204');
       expect(deleted.text).toBe('');
       expectError(await get(body.id), 'get__Item__ 404', 'not_found');
+      expect(await walk()).not.toContainEqual(body);
       expectError(await remove(body.id), 'delete__Item__ 404', 'not_found');
       expectError(await remove('abc'), 'delete__Item__ 400', 'validation_failed');
       expectError(await request(http).delete(`/v1/__items-kebab__/${body.id}`), 'delete__Item__ 401', 'unauthorized');
@@ -291,6 +385,7 @@ describe('__Items__ API (e2e)', () => {
   it('is described in /docs-json, tagged, exactly as in the committed openapi.yaml', async () => {
     const served = (await request(http).get('/docs-json')).body;
     expect(Object.keys(served.paths['/__items-kebab__']).sort()).toEqual(['get', 'post']);
+    expect(served.tags).toContainEqual({ name: '__items-kebab__', description: expect.any(String) });
     expect(Object.keys(served.paths['/__items-kebab__/{__item__Id}'])).toEqual([
       'get',
       // @if update
@@ -300,7 +395,6 @@ describe('__Items__ API (e2e)', () => {
       'delete',
       // @end
     ]);
-    expect(served.tags).toContainEqual({ name: '__items-kebab__', description: expect.any(String) });
 
     // A stale openapi.yaml (a column added, the document not exported): run `npm run openapi:export`.
     const committed = await committedDocument();
@@ -341,13 +435,13 @@ describe('__Items__ API (e2e)', () => {
   describe('500 internal_error when the database fails', () => {
     let broken: NestExpressApplication;
     let typeormLog: jest.SpyInstance;
-    let brokenRefs: Record<string, number>;
+    let brokenRequired: Record<string, unknown>;
 
     beforeAll(async () => {
       // TypeORM logs each failed query to the console; that is expected here.
       typeormLog = jest.spyOn(console, 'log').mockImplementation(() => undefined);
       broken = await startApp();
-      brokenRefs = await makeRefs(broken.getHttpServer());
+      brokenRequired = { ...required, ...(await makeRefs(broken.getHttpServer())) };
       const database = broken.get(DataSource);
       // CASCADE: the foreign keys of modules that refer to this one go with it (PostgreSQL).
       const cascade = database.options.type === 'postgres' ? ' CASCADE' : '';
@@ -364,7 +458,7 @@ describe('__Items__ API (e2e)', () => {
       const expected = { code: 'internal_error', message: 'An unexpected error occurred.', status: 500 };
       for (const [answer, res] of [
         ['list__Items__ 500', await list('', server)],
-        ['create__Item__ 500', await create({ name: 'First', ...brokenRefs }, {}, server)],
+        ['create__Item__ 500', await create({ name: 'First', ...brokenRequired }, {}, server)],
         ['get__Item__ 500', await get(1, server)],
         // @if update
         ['update__Item__ 500', await patch(1, { name: 'New' }, { 'If-Match': '"1"' }, server)],

@@ -1,16 +1,29 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
-import { IsIn, ValidateIf } from 'class-validator';
+import { IsIn } from 'class-validator';
 import { IsCleanText } from '../../common/validation/text.validators';
 // @if references
 import { IsId } from '../../common/validation/id.pipe';
 // @end
+// @if !references
+// @if int64Fields
+import { IsId } from '../../common/validation/id.pipe';
+// @end
+// @end
+import { Omittable } from '../../common/validation/presence';
+// @if defaultState
 import { DEFAULT___ITEM___STATUS, __ITEM___STATUSES, __Item__Status } from '../__item-kebab__-status';
+// @end
+// @if !defaultState
+import { __ITEM___STATUSES, __Item__Status } from '../__item-kebab__-status';
+// @end
 
 export const NAME_MAX_LENGTH = 255;
-export const DESCRIPTION_MAX_LENGTH = 1000;
 
 /** The OpenAPI schema of the status, shared by every DTO that has one. */
 export const STATUS_SCHEMA = { enum: [...__ITEM___STATUSES], enumName: '__Item__Status' };
+/** The status rule of every DTO that takes one. */
+export const IsStatus = () =>
+  IsIn(__ITEM___STATUSES, { message: `status must be one of ${__ITEM___STATUSES.join(', ')}` });
 
 /**
  * What a client sends to add __a_noun__. Every property needs a class-validator rule: a
@@ -26,18 +39,60 @@ export class New__Item__Dto {
    */
   @IsCleanText(1, NAME_MAX_LENGTH)
   name!: string;
+  // @each field
+  // @if text
+  // @if optional
 
-  /** What the __noun__ is about: up to 1000 characters; leave it out for none (`null` is refused). */
-  @ApiProperty({ required: false })
-  @ValidateIf((_, value) => value !== undefined)
-  @IsCleanText(1, DESCRIPTION_MAX_LENGTH)
-  description?: string;
+  /** 1 to __field_max__ characters, not blank, without control characters; leave it out for none (`null` is refused). */
+  @Omittable()
+  @IsCleanText(1, __field_max__)
+  __field__?: string;
+  // @end
+  // @if !optional
 
-  /** Where the __noun__ stands; `active` when left out. */
-  @ApiProperty({ ...STATUS_SCHEMA, required: false, default: DEFAULT___ITEM___STATUS })
-  @ValidateIf((_, value) => value !== undefined)
-  @IsIn(__ITEM___STATUSES)
+  /**
+   * 1 to __field_max__ characters, not blank, without control characters.
+   * @example "More"
+   */
+  @IsCleanText(1, __field_max__)
+  __field__!: string;
+  // @end
+  // @end
+  // @if int64
+  // @if optional
+
+  /** A whole number from 1 to 2^53 - 1 (int64); leave it out for none (`null` is refused). */
+  @Omittable()
+  @IsId()
+  __field__?: number;
+  // @end
+  // @if !optional
+
+  /**
+   * A whole number from 1 to 2^53 - 1 (int64).
+   * @example 7
+   */
+  @IsId()
+  __field__!: number;
+  // @end
+  // @end
+  // @end
+  // @if defaultState
+
+  /** Where the __noun__ stands; `__default_state__` when left out. */
+  @ApiProperty({ ...STATUS_SCHEMA, default: DEFAULT___ITEM___STATUS })
+  @Omittable()
+  @IsStatus()
   status?: __Item__Status;
+  // @end
+  // @if !defaultState
+
+  /** Where the __noun__ stands; leave it out for none (`null` is not a status). */
+  @ApiProperty(STATUS_SCHEMA)
+  @Omittable()
+  @IsStatus()
+  status?: __Item__Status;
+  // @end
   // @each reference
 
   /**

@@ -12,16 +12,36 @@ export class Create__Items____TIMESTAMP__ implements MigrationInterface {
         columns: [
           idColumn(queryRunner),
           { name: 'name', type: 'varchar', length: '255', isNullable: false },
-          { name: 'description', type: 'varchar', length: '1000', isNullable: true },
-          { name: 'status', type: 'varchar', length: '16', isNullable: false, default: "'active'" },
+          // @each field
+          // @if text
+          // @if optional
+          { name: '__field_column__', type: 'varchar', length: '__field_max__', isNullable: true },
+          // @end
+          // @if !optional
+          { name: '__field_column__', type: 'varchar', length: '__field_max__', isNullable: false },
+          // @end
+          // @end
+          // @if int64
+          // @if optional
+          { name: '__field_column__', type: 'bigint', isNullable: true },
+          // @end
+          // @if !optional
+          { name: '__field_column__', type: 'bigint', isNullable: false },
+          // @end
+          // @end
+          // @end
+          // @if defaultState
+          { name: 'status', type: 'varchar', length: '16', isNullable: false, default: "'__default_state__'" },
+          // @end
+          // @if !defaultState
+          { name: 'status', type: 'varchar', length: '16', isNullable: true },
+          // @end
           // @each reference
           { name: '__ref_column__', type: 'bigint', isNullable: false },
           // @end
-          // @if mutable
-          { name: 'version', type: 'integer', isNullable: false },
-          // @end
+          { name: 'version', type: 'bigint', isNullable: false, default: '1' },
         ],
-        checks: [{ name: 'chk___items_table___status', expression: `"status" IN ('active', 'archived')` }],
+        checks: [{ name: 'chk___items_table___status', expression: `"status" IN (__STATES__)` }],
         // @if references
         foreignKeys: [
           // @each reference
@@ -34,12 +54,13 @@ export class Create__Items____TIMESTAMP__ implements MigrationInterface {
           },
           // @end
         ],
+        // @end
         indices: [
+          { name: 'idx___items_table___status_id', columnNames: ['status', 'id'] },
           // @each reference
           { name: '__ref_index__', columnNames: ['__ref_column__'] },
           // @end
         ],
-        // @end
       }),
     );
   }

@@ -1,0 +1,70 @@
+import { ApiException } from './errors/api-exception';
+
+/** Where each state may go next; a state may always stay as it is, and one that may go nowhere is final. */
+export type Transitions<S extends string> = Readonly<Record<S, readonly S[]>>;
+
+const NONE = '(none)';
+
+/**
+ * The states of a record and the changes between them, as one table: the check of every change
+ * and the table the OpenAPI document shows are read from it. A record may have no state (`null`)
+ * only where the module allows it; from none it may take any, and once it has one it never
+ * loses it.
+ */
+export class Lifecycle<S extends string> {
+  constructor(
+    readonly states: readonly S[],
+    private readonly transitions: Transitions<S>,
+    /** `an animal`: the messages' words. */
+    private readonly aNoun: string,
+    /** What a record created without a state gets; null: none, until it is given one. */
+    readonly initial: S | null,
+  ) {
+    for (const [from, targets] of Object.entries(transitions) as [S, readonly S[]][]) {
+      const unknown = [from, ...targets].find((state) => !states.includes(state));
+      if (unknown !== undefined) throw new Error(`lifecycle of ${aNoun}: ${unknown} is not a state`);
+    }
+  }
+
+  allows(from: S | null, to: S | null): boolean {
+    if (from === to || from === null) return true;
+    return to !== null && (this.transitions[from] ?? []).includes(to);
+  }
+
+  /** 409 `invalid_transition`, naming both states, unless `to` (undefined: unchanged) may follow `from`. */
+  check(from: S | null, to: S | null | undefined): void {
+    if (to === undefined || this.allows(from, to)) return;
+    const cause = to === null ? 'a status, once given, is never removed' : this.onward(from);
+    throw new ApiException(
+      'invalid_transition',
+      `The status of ${this.aNoun} cannot change from ${from ?? NONE} to ${to ?? NONE}: ${cause}.`,
+    );
+  }
+
+  /** Whether some change is refused (then `invalid_transition` can be answered): removing a state is. */
+  get restricts(): boolean {
+    return (
+      this.initial === null || this.states.some((from) => this.states.some((to) => !this.allows(from, to)))
+    );
+  }
+
+  /** The table as Markdown, rows `from`, columns `to`: what the document's description shows. */
+  table(): string {
+    const rows = [...(this.initial === null ? [null] : []), ...this.states].map(
+      (from) =>
+        `| ${from ?? NONE} | ${this.states.map((to) => (from === to ? '(same)' : this.allows(from, to) ? 'yes' : 'no')).join(' | ')} |`,
+    );
+    return [
+      `| from \\ to | ${this.states.join(' | ')} |`,
+      `|---|${'---|'.repeat(this.states.length)}`,
+      ...rows,
+    ].join('\n');
+  }
+
+  private onward(from: S | null): string {
+    const targets = from === null ? this.states : (this.transitions[from] ?? []);
+    return targets.length === 0
+      ? `${from} is final`
+      : `from ${from} it may change only to ${targets.join(' or ')}`;
+  }
+}

@@ -1,0 +1,170 @@
+import { applyDecorators, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
+import {
+  ApiBody,
+  ApiConsumes,
+  ApiCreatedResponse,
+  ApiHeader,
+  ApiNoContentResponse,
+  ApiOkResponse,
+} from '@nestjs/swagger';
+import { AnyErrorCode } from '../errors/error-codes';
+import type { Lifecycle } from '../lifecycle';
+import { ApiPageResponse } from '../pagination/next-link';
+import { ApiIdParam, IdPipe } from '../validation/id.pipe';
+import { ApiErrors } from './api-errors.decorator';
+import {
+  etagHeaderDocs,
+  IDEMPOTENCY_KEY_HEADER_DOCS,
+  ifMatchHeaderDocs,
+  locationHeaderDocs,
+  MERGE_PATCH,
+  ResponseHeaders,
+} from './headers';
+
+/**
+ * The operations of a collection, each one decorator: its route, and what the OpenAPI document
+ * says of it that the swagger plugin cannot infer (responses, headers, errors). Summaries and
+ * descriptions come from the handlers' doc comments.
+ */
+
+type Schema = new (...args: never[]) => object;
+
+/** A collection as its operations name it. */
+export interface Resource {
+  /** The path segment under /v1: `pets`. */
+  collection: string;
+  /** The id's path parameter: `petId`. */
+  param: string;
+  /** Words in the document: `animal`, `animals`. */
+  noun: string;
+  nouns: string;
+}
+
+/** The path id of `resource`: 400 when not an int64, 404 when no id can be it. */
+export function IdParam(resource: Resource): ParameterDecorator {
+  return Param(resource.param, new IdPipe(resource.param, resource.noun));
+}
+
+const capitalised = (text: string) => `${text.charAt(0).toUpperCase()}${text.slice(1)}`;
+
+export function ListOperation(
+  type: Schema,
+  resource: Resource,
+  filters: readonly string[] = [],
+): MethodDecorator {
+  return applyDecorators(
+    Get(),
+    ApiPageResponse(type, {
+      collection: resource.collection,
+      noun: resource.nouns,
+      description: `Success: the page of ${resource.nouns}.`,
+      filters,
+    }),
+    ApiErrors([400, 401, 429, 500, 503]),
+    onlyDeclaredSuccess(200),
+  );
+}
+
+export interface ChangeOptions {
+  /** The module's own codes it may answer (a missing reference: 422). */
+  errors?: readonly AnyErrorCode[];
+}
+
+/** `versioned`: the record has a version, answered as `ETag`. */
+export function CreateOperation(
+  type: Schema,
+  resource: Resource,
+  options: ChangeOptions & { versioned?: boolean } = {},
+): MethodDecorator {
+  return applyDecorators(
+    Post(),
+    ApiCreatedResponse({
+      type,
+      description: `${capitalised(resource.noun)} added.`,
+      headers: {
+        ...locationHeaderDocs(resource.collection, resource.noun),
+        ...(options.versioned ? etagHeaderDocs(false) : {}),
+      },
+    }),
+    ApiHeader(IDEMPOTENCY_KEY_HEADER_DOCS),
+    ApiErrors([400, 401, 409, 413, 415, 422, 429, 500, 503, ...(options.errors ?? [])]),
+    onlyDeclaredSuccess(201),
+  );
+}
+
+/** `headers`: what every answer of it carries besides (a deprecated operation's headers). */
+export function GetOperation(
+  type: Schema,
+  resource: Resource,
+  options: { versioned?: boolean; headers?: ResponseHeaders } = {},
+): MethodDecorator {
+  return applyDecorators(
+    Get(`:${resource.param}`),
+    ApiIdParam(resource.param, resource.noun),
+    ApiOkResponse({
+      type,
+      description: `The ${resource.noun} exists.`,
+      headers: { ...(options.versioned ? etagHeaderDocs() : {}), ...options.headers },
+    }),
+    ApiErrors([400, 401, 404, 429, 500, 503], { headers: options.headers }),
+    onlyDeclaredSuccess(200),
+  );
+}
+
+/** A JSON merge patch with `If-Match` required; a `lifecycle` that refuses some changes documents its 409. */
+export function UpdateOperation(
+  type: Schema,
+  patch: Schema,
+  resource: Resource,
+  options: ChangeOptions & { lifecycle?: Lifecycle<string> } = {},
+): MethodDecorator {
+  const { lifecycle } = options;
+  const transitions = lifecycle?.restricts
+    ? [
+        {
+          code: 'invalid_transition' as const,
+          description:
+            `A status change this table does not allow (\`invalid_transition\`); nothing changes:\n\n` +
+            `${lifecycle.table()}\n`,
+        },
+      ]
+    : [];
+  return applyDecorators(
+    Patch(`:${resource.param}`),
+    ApiIdParam(resource.param, resource.noun),
+    ApiConsumes(MERGE_PATCH),
+    ApiBody({ type: patch }),
+    ApiHeader(ifMatchHeaderDocs(true)),
+    ApiOkResponse({ type, description: `The ${resource.noun} as changed.`, headers: etagHeaderDocs() }),
+    ApiErrors([400, 401, 404, 412, 413, 415, 428, 429, 500, 503, ...transitions, ...(options.errors ?? [])]),
+    onlyDeclaredSuccess(200),
+  );
+}
+
+/** 204, `If-Match` optional. */
+export function DeleteOperation(resource: Resource): MethodDecorator {
+  return applyDecorators(
+    Delete(`:${resource.param}`),
+    HttpCode(204),
+    ApiIdParam(resource.param, resource.noun),
+    ApiHeader(ifMatchHeaderDocs(false)),
+    ApiNoContentResponse({ description: `The ${resource.noun} is removed.` }),
+    ApiErrors([400, 401, 404, 'still_referenced', 412, 429, 500, 503]),
+    onlyDeclaredSuccess(204),
+  );
+}
+
+/**
+ * Drops the success response the swagger plugin infers from a handler's return type (it cannot
+ * see a status set inside this file's decorators): applied last, it sees every response.
+ */
+function onlyDeclaredSuccess(status: number): MethodDecorator {
+  return (_target, _key, descriptor: PropertyDescriptor) => {
+    // @nestjs/swagger's DECORATORS.API_RESPONSE, which its package does not export.
+    const handler = descriptor.value as object;
+    const responses = (Reflect.getMetadata('swagger/apiResponse', handler) ?? {}) as Record<string, unknown>;
+    for (const code of Object.keys(responses))
+      if (Number(code) >= 200 && Number(code) < 300 && Number(code) !== status) delete responses[code];
+    return descriptor;
+  };
+}
