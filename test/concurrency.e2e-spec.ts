@@ -190,4 +190,28 @@ describe('Concurrency: two processes on one database (e2e)', () => {
     },
     30_000,
   );
+
+  it('a change made through one process is answered by the other within a second, not from its cache', async () => {
+    if (TEST_DATABASE_URL) return; // test/postgres.e2e-spec.ts holds instances on PostgreSQL to it
+    const created = await create(urls[0], { name: 'Shared', categoryId: 1, status: 'available' });
+    const { id } = JSON.parse(created.body) as Pet;
+    let version = 1;
+    for (let change = 1; change <= 5; change++) {
+      // The other process reads it first, so that its next answer would come from its cache.
+      await read(urls[1], `/v1/pets/${id}`);
+      const res = await fetch(`${urls[change % 2]}/v1/pets/${id}`, {
+        method: 'PATCH',
+        headers: { ...AUTH, 'Content-Type': 'application/merge-patch+json', 'If-Match': `"${version}"` },
+        body: JSON.stringify({ name: `Shared ${change}` }),
+      });
+      expect(res.status).toBe(200);
+      version++;
+      const changedAt = Date.now();
+      const elsewhere = urls[(change + 1) % 2];
+      while (JSON.parse((await read(elsewhere, `/v1/pets/${id}`)).body).name !== `Shared ${change}`) {
+        expect(Date.now() - changedAt).toBeLessThan(1000);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    }
+  });
 });

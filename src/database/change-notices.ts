@@ -1,20 +1,27 @@
 import { randomUUID } from 'node:crypto';
-import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Client, Notification } from 'pg';
 import { DataSource, EntityManager } from 'typeorm';
 import { CHANGES_CHANNEL, ResourceStores } from './resource-store';
 
-/** How soon a lost listener is connected again. */
-const RECONNECT_MS = 500;
+export const CHANGE_NOTICES_OPTIONS = Symbol('CHANGE_NOTICES_OPTIONS');
+
+export interface ChangeNoticesOptions {
+  /** The longest this instance may go on caching tables that change without hearing its notices. */
+  readCacheStaleMs: number;
+}
 
 /**
- * On PostgreSQL, every instance hears of the rows the others change: a change's transaction
- * sends `NOTIFY petstore_changes` (delivered only once it commits, and never when it rolls back),
- * and each instance LISTENs on a connection of its own and drops those rows and their tables'
- * pages from its cache. While that connection is lost, cached rows of mutable tables are answered
- * no longer than `READ_CACHE_STALE_MS`; once it is back, everything of them is dropped, since
- * notices may have been missed meanwhile.
+ * Every instance hears of the rows the others change. On SQLite, another process writing to the
+ * same file (a second instance) shows in `PRAGMA data_version`, read every quarter of
+ * `readCacheStaleMs`: then everything cached of tables that change goes. On PostgreSQL, a change's transaction
+ * sends `NOTIFY petstore_changes` (delivered only once it commits, never when it rolls back), and
+ * each instance LISTENs on a connection of its own and drops those rows and their tables' pages
+ * from its cache. It also notifies itself every quarter of `readCacheStaleMs`; when it has heard
+ * nothing for half of it (the connection lost, or silently dead), it stops caching tables that
+ * change until it hears again. So no instance answers a version older than a change committed
+ * elsewhere for longer than that bound, whatever happens to the channel.
  */
 @Injectable()
 export class ChangeNotices implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -23,24 +30,49 @@ export class ChangeNotices implements OnApplicationBootstrap, OnApplicationShutd
   private readonly instance = randomUUID();
   private client: Client | undefined;
   private timer: NodeJS.Timeout | undefined;
-  private stopped = false;
+  private heartbeat: NodeJS.Timeout | undefined;
+  private heardAt = 0;
+  private live = false;
   private lostAt: number | undefined;
+  private stopped = false;
+  private dataVersion: number | undefined;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly stores: ResourceStores,
+    @Inject(CHANGE_NOTICES_OPTIONS) private readonly options: ChangeNoticesOptions,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
+    const every = Math.max(25, Math.floor(this.options.readCacheStaleMs / 4));
+    if (this.dataSource.options.type === 'sqlite') {
+      this.heartbeat = setInterval(() => void this.otherWriters(), every).unref();
+      return;
+    }
     if (this.dataSource.options.type !== 'postgres') return;
+    this.stores.hearsChanges(false);
     this.stores.notice = (transaction: EntityManager, table: string, id: number) =>
       transaction.query('SELECT pg_notify($1, $2)', [CHANGES_CHANNEL, `${this.instance}|${table}|${id}`]);
+    this.heartbeat = setInterval(() => this.beat(), every).unref();
     await this.listen();
+  }
+
+  /** SQLite: whether another connection (another process) committed since the last look. */
+  private async otherWriters(): Promise<void> {
+    try {
+      const [{ data_version: version }] =
+        await this.dataSource.query<[{ data_version: number }]>('PRAGMA data_version');
+      if (this.dataVersion !== undefined && version !== this.dataVersion) this.stores.hearsChanges(true);
+      this.dataVersion = version;
+    } catch {
+      // The database is away: the next look, or the request that meets it, says so.
+    }
   }
 
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
+    clearInterval(this.heartbeat);
     await this.client?.end().catch(() => undefined);
   }
 
@@ -64,17 +96,45 @@ export class ChangeNotices implements OnApplicationBootstrap, OnApplicationShutd
       return;
     }
     this.client = client;
-    if (this.lostAt !== undefined) {
-      // Changes made while it was lost were not heard: nothing of them may stay.
-      this.stores.forgetMutable();
-      this.logger.log(`listening again after ${Math.round((Date.now() - this.lostAt) / 1000)} s`);
-      this.lostAt = undefined;
-    }
+    this.beat();
+  }
+
+  /** Notifies itself (`<instance>||<time>`), and stops caching when it has heard nothing for too long. */
+  private beat(): void {
+    void this.client
+      ?.query('SELECT pg_notify($1, $2)', [CHANGES_CHANNEL, `${this.instance}||${Date.now()}`])
+      .catch(() => undefined);
+    const silent = Date.now() - this.heardAt;
+    if (this.live && silent > this.options.readCacheStaleMs / 2) this.hears(false);
+    // A connection that neither answers nor fails (a peer gone without a word) is replaced.
+    if (this.client && silent > 2 * this.options.readCacheStaleMs + 5000)
+      this.lost(this.client, new Error('no notice came back'));
   }
 
   private heard(payload: string | undefined): void {
     const [instance, table, id] = (payload ?? '').split('|');
-    if (instance !== this.instance && table && id) this.stores.changed(table, Number(id));
+    if (instance !== this.instance) {
+      if (table && id) this.stores.changed(table, Number(id));
+    } else if (table === '') {
+      this.heardAt = Date.now();
+      if (!this.live) this.hears(true);
+    }
+  }
+
+  private hears(live: boolean): void {
+    this.live = live;
+    this.stores.hearsChanges(live);
+    if (live && this.lostAt !== undefined) {
+      this.logger.log(
+        `hears other instances' changes again after ${Math.round((Date.now() - this.lostAt) / 1000)} s`,
+      );
+      this.lostAt = undefined;
+    } else if (!live && this.lostAt === undefined) {
+      this.lostAt = Date.now();
+      this.logger.warn(
+        "no longer hears other instances' changes: records that change are read from the database until it does",
+      );
+    }
   }
 
   private lost(client: Client, error: Error): void {
@@ -84,15 +144,12 @@ export class ChangeNotices implements OnApplicationBootstrap, OnApplicationShutd
     client.on('error', () => undefined);
     void client.end().catch(() => undefined);
     if (this.stopped) return;
-    if (this.lostAt === undefined) {
-      this.lostAt = Date.now();
-      this.logger.warn(
-        `no longer hears of other instances' changes (${error.message}): their rows are cached ` +
-          'for READ_CACHE_STALE_MS at most until it is back',
-      );
+    if (this.live) {
+      this.logger.warn(`the connection of change notices failed: ${error.message}`);
+      this.hears(false);
     }
     clearTimeout(this.timer);
-    this.timer = setTimeout(() => void this.listen(), RECONNECT_MS);
+    this.timer = setTimeout(() => void this.listen(), 500);
     this.timer.unref();
   }
 }

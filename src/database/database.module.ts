@@ -5,7 +5,7 @@ import { ERROR_TRANSLATOR } from '../common/errors/api-exception';
 import { AppConfig } from '../config/app-config';
 import { ModuleSchema } from './module-schema';
 import { dataSourceOptions, openDatabase } from './database.options';
-import { ChangeNotices } from './change-notices';
+import { CHANGE_NOTICES_OPTIONS, ChangeNotices } from './change-notices';
 import { translateOutage } from './outage';
 import { READ_CACHE_OPTIONS, ResourceStores } from './resource-store';
 
@@ -32,6 +32,7 @@ export class DatabaseModule {
       providers: [
         { provide: READ_CACHE_OPTIONS, useValue: config },
         ResourceStores,
+        { provide: CHANGE_NOTICES_OPTIONS, useValue: config },
         ChangeNotices,
         { provide: ERROR_TRANSLATOR, useFactory: translateOutage },
       ],

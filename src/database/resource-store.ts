@@ -29,10 +29,15 @@ export type VersionedRow = Row & { version: number };
 export interface StoreOptions {
   /**
    * Rows are updated and deleted. Their cache entries are dropped as a change commits, on this
-   * instance at once and on the others when PostgreSQL notifies them, and live at most
-   * `readCacheStaleMs` in any case.
+   * instance at once and on the others when PostgreSQL notifies them; while an instance may miss
+   * such notices (change-notices.ts), it does not cache these tables at all.
    */
   mutable?: boolean;
+}
+
+/** Whether this instance hears of every change to mutable tables (always, on SQLite's one process). */
+export interface ChangeSync {
+  live: boolean;
 }
 
 /** Work that must commit with a new row: how an idempotent create stores its answer. */
@@ -44,8 +49,6 @@ export type PageFilter<E> = { [K in keyof E]?: E[K] | undefined };
 export interface ReadCacheOptions {
   readCacheSize: number;
   readCacheMegabytes: number;
-  /** The longest a cached row or page of a mutable table is answered (0: they are not cached). */
-  readCacheStaleMs?: number;
 }
 
 /** Work to do once a transaction has committed, by the transaction that owes it. */
@@ -89,36 +92,31 @@ export class ResourceStore<E extends Row> {
     (error) => isForeignKeyViolation(error) || error instanceof ApiException,
   );
   readonly table: string;
-  private readonly cache: ReadCache | undefined;
-  /** Of a mutable store: how long an entry may be answered, and the changes seen so far. */
-  private readonly staleMs: number;
+  /** Changes to the table so far, here or heard of: a page's key holds the count. */
   private changes = 0;
   /** Rows cached before the last `invalidateAll` are under other keys. */
   private epoch = 0;
 
   constructor(
     private readonly repository: Repository<E>,
-    cache: ReadCache,
+    private readonly cache: ReadCache,
     readonly options: StoreOptions = {},
-    staleMs = 0,
+    private readonly sync: ChangeSync = { live: true },
     /** Says what this instance changed in a transaction to the other instances (PostgreSQL). */
     private readonly notice?: (transaction: EntityManager, table: string, id: number) => Promise<unknown>,
   ) {
     this.table = repository.metadata.tablePath;
-    this.staleMs = options.mutable ? staleMs : 0;
-    this.cache = options.mutable && staleMs === 0 ? undefined : cache;
   }
 
   async get(id: number): Promise<E | null> {
     const key = this.rowKey(id);
-    const cached = this.cache?.get<E>('row', key);
+    const cached = this.cached()?.get<E>('row', key);
     if (cached) return cached;
     const seen = this.changes;
-    const started = performance.now();
     const row = await repeatable(this.repository.manager.connection, () =>
       this.repository.findOneBy({ id } as FindOptionsWhere<E>),
     );
-    if (row) this.keep(key, row, seen, started);
+    if (row) this.keep(key, row, seen);
     return row;
   }
 
@@ -136,11 +134,10 @@ export class ResourceStore<E extends Row> {
         : decodeCursor(request.cursor, filterValue, Object.keys(filter).join(', ')).afterId;
     // A change makes every page of the table another key: none is answered after it.
     const key = `${this.table}#${this.changes}?${request.limit}&${afterId}&${Object.keys(where).join()}=${filterValue}`;
-    const cached = this.cache?.get<Page<E>>('page', key);
+    const cached = this.cached()?.get<Page<E>>('page', key);
     if (cached) return cached;
 
     const seen = this.changes;
-    const started = performance.now();
     if (afterId > 0) where.id = MoreThan(afterId);
     const rows = await repeatable(this.repository.manager.connection, () =>
       this.repository.find({
@@ -155,14 +152,14 @@ export class ResourceStore<E extends Row> {
       items,
       nextCursor: encodeCursor({ afterId: items[items.length - 1].id, filter: filterValue }),
     };
-    this.keep(key, page, seen, started);
+    this.keep(key, page, seen);
     return page;
   }
 
   /** Drops what is cached of row `id` and every page of the table: it changed, here or elsewhere. */
   invalidate(id: number): void {
     this.changes++;
-    this.cache?.delete(this.rowKey(id));
+    this.cache.delete(this.rowKey(id));
   }
 
   /** Drops every row and page of the table that is cached. */
@@ -175,13 +172,18 @@ export class ResourceStore<E extends Row> {
     return `${this.table}/${this.epoch}/${id}`;
   }
 
+  /** The cache, unless the table changes and this instance may not hear of every change now. */
+  private cached(): ReadCache | undefined {
+    return this.options.mutable && !this.sync.live ? undefined : this.cache;
+  }
+
   /**
    * Caches what a read found, unless a change overtook the read (it may show the row before it)
    * or the read ran inside a SQLite transaction (it may show what never commits).
    */
-  private keep(key: string, entry: E | Page<E>, seen: number, started: number): void {
+  private keep(key: string, entry: E | Page<E>, seen: number): void {
     if (this.changes !== seen || sqliteGateOf(this.repository.manager.connection)?.heldHere()) return;
-    this.cache?.set(key, entry, this.staleMs, started);
+    this.cached()?.set(key, entry);
   }
 
   create(row: Omit<E, 'id'>, inTransaction?: WithCreated<E>): Promise<E> {
@@ -189,13 +191,15 @@ export class ResourceStore<E extends Row> {
   }
 
   /**
-   * Applies `changes` to the row, its version one up, in one transaction that no other change of
-   * the row interleaves with; `check` sees the row as it is first and may refuse (412 for a stale
-   * `If-Match`, 409 for a transition). Changes that change nothing write nothing and keep the
-   * version. The row as it is now, or null when there is none. In `transaction` (another
-   * store's, e.g. a create's work), it commits with that.
+   * Applies `changes` to the row, its version one up; `check` sees the row as it is and may refuse
+   * (412 for a stale `If-Match`, 409 for a transition). The write is a compare-and-set on the
+   * version the check saw (`UPDATE ... WHERE version = ?`), so the database decides: a row changed
+   * meanwhile is read again and checked again. A cached row may be checked first, but a refusal
+   * or a change that changes nothing (it writes nothing and keeps the version) is only ever
+   * answered from the database. The row as it is now, or null when there is none. In
+   * `transaction` (another store's, e.g. a create's work), it commits with that, under a row lock.
    */
-  update<V extends E & VersionedRow>(
+  async update<V extends E & VersionedRow>(
     this: ResourceStore<V>,
     id: number,
     changes: Partial<Omit<V, 'id' | 'version'>>,
@@ -203,19 +207,76 @@ export class ResourceStore<E extends Row> {
     transaction?: EntityManager,
   ): Promise<V | null> {
     // A property left out (undefined) stays as it is.
+    if (!this.options.mutable) throw new Error(`${this.table} is not a mutable store`);
     const set = Object.entries(changes).filter(([, value]) => value !== undefined);
-    return this.change(
-      id,
-      check,
-      async (manager, row) => {
-        if (set.every(([name, value]) => row[name] === value)) return row;
-        const updated = { ...row, ...Object.fromEntries(set), version: row.version + 1 };
-        const values = { ...Object.fromEntries(set), version: updated.version };
-        await manager.update(this.repository.target, { id }, values as never);
-        return updated;
-      },
-      transaction,
+    const unchanged = (row: V) => set.every(([name, value]) => row[name] === value);
+    if (transaction) {
+      return this.change(
+        id,
+        check,
+        async (manager, row) => (unchanged(row) ? row : this.write1(manager, row, set)),
+        transaction,
+      );
+    }
+    let current = this.cached()?.get<V>('row', this.rowKey(id));
+    let fromCache = current !== undefined;
+    for (;;) {
+      if (!fromCache) current = (await this.readRow(id)) ?? undefined;
+      if (!current) return null;
+      try {
+        check(current);
+      } catch (refusal) {
+        if (!fromCache) throw refusal;
+        fromCache = false;
+        continue;
+      }
+      if (unchanged(current)) {
+        if (!fromCache) return current;
+        fromCache = false;
+        continue;
+      }
+      const row = current;
+      const written = await this.writeChange(async (manager) => {
+        const changed = await this.write1(manager, row, set);
+        if (changed) await this.notice?.(manager, this.table, id);
+        return changed;
+      });
+      if (written) {
+        this.invalidate(id);
+        return written;
+      }
+      fromCache = false;
+    }
+  }
+
+  /** The row from the database, through the outage wait. */
+  private readRow(id: number): Promise<E | null> {
+    return repeatable(this.repository.manager.connection, () =>
+      this.repository.findOneBy({ id } as FindOptionsWhere<E>),
     );
+  }
+
+  /** Writes `set` onto `row` if it is still at `row.version`; null when it is not. */
+  private async write1<V extends E & VersionedRow>(
+    manager: EntityManager,
+    row: V,
+    set: [string, unknown][],
+  ): Promise<V | null> {
+    const updated = { ...row, ...Object.fromEntries(set), version: row.version + 1 };
+    const values = { ...Object.fromEntries(set), version: updated.version };
+    const where = { id: row.id, version: row.version } as FindOptionsWhere<V>;
+    const { affected } = await manager.update(this.repository.target, where, values as never);
+    return affected === 1 ? updated : null;
+  }
+
+  /**
+   * A change's statements: on PostgreSQL in a transaction, so that its NOTIFY commits with it; on
+   * SQLite the one UPDATE, atomic on its own, with no transaction and no gate.
+   */
+  private writeChange<R>(write: (manager: EntityManager) => Promise<R>): Promise<R> {
+    const { manager } = this.repository;
+    if (manager.connection.options.type !== 'postgres') return write(manager);
+    return this.write(write);
   }
 
   /**
@@ -337,9 +398,8 @@ export class ReadCache {
     return entry as T | undefined;
   }
 
-  /** With `ttlMs`, the entry is answered until `ttlMs` after `start` (`performance.now()`) at most. */
-  set(key: string, entry: Row | Page<Row>, ttlMs = 0, start?: number): void {
-    this.entries?.set(key, entry, ttlMs > 0 ? { ttl: ttlMs, start } : undefined);
+  set(key: string, entry: Row | Page<Row>): void {
+    this.entries?.set(key, entry);
   }
 
   delete(key: string): void {
@@ -366,7 +426,7 @@ export const READ_CACHE_OPTIONS = Symbol('READ_CACHE_OPTIONS');
 export class ResourceStores {
   private readonly cache: ReadCache;
   private readonly stores = new Map<string, ResourceStore<Row>>();
-  private readonly staleMs: number;
+  private readonly sync: ChangeSync = { live: true };
   /** Set where other instances must hear of changes (PostgreSQL): see change-notices.ts. */
   notice?: (transaction: EntityManager, table: string, id: number) => Promise<unknown>;
 
@@ -375,7 +435,6 @@ export class ResourceStores {
     @Optional() metrics: Metrics = new Metrics(),
   ) {
     this.cache = new ReadCache(options, metrics);
-    this.staleMs = options.readCacheStaleMs ?? 1000;
   }
 
   of<E extends Row>(repository: Repository<E>, options: StoreOptions = {}): ResourceStore<E> {
@@ -388,7 +447,7 @@ export class ResourceStores {
         repository,
         this.cache,
         options,
-        this.staleMs,
+        this.sync,
         notice,
       ) as unknown as ResourceStore<Row>;
       this.stores.set(table, store);
@@ -403,8 +462,13 @@ export class ResourceStores {
     this.stores.get(table)?.invalidate(id);
   }
 
-  /** Changes may have been missed (the notices were down): nothing cached of a mutable table stays. */
-  forgetMutable(): void {
+  /**
+   * `live` false: this instance may miss changes other instances make (its notices are down), so
+   * tables that change are not cached until it is true again; either way what is cached of them
+   * goes, as it may have missed some already.
+   */
+  hearsChanges(live: boolean): void {
+    this.sync.live = live;
     for (const store of this.stores.values()) if (store.options.mutable) store.invalidateAll();
   }
 

@@ -50,29 +50,31 @@ function toApiException(error: unknown, limitBytes: number): ApiException {
 
 /**
  * Any JSON value is parsed, not just objects, so that validation can say what is wrong with it.
- * Routing comes first: a body sent to a path or method that has no route is not read, and the
- * answer is its 404 or 405.
+ * Routing comes first: a body the service would refuse, sent to a path or method that has no
+ * route, is not refused for itself: the answer is that 404 or 405.
  */
 export function jsonBody(limitBytes: number, routes: RouteIndex): RequestHandler {
   const parse = json({ limit: limitBytes, strict: false, type: () => true, verify: requireUtf8 });
   return (req: Request, res: Response, next: NextFunction) => {
-    if (!hasBody(req) || !routes.allowedMethods(req.path).includes(req.method)) return next();
+    if (!hasBody(req)) return next();
+    const refuse = (error: ApiException) =>
+      next(routes.allowedMethods(req.path).includes(req.method) ? error : undefined);
     const mediaType = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
     // One JSON type per method: a PATCH is a merge patch (RFC 7396), anything else plain JSON;
     // other `+json` types (problem, json-patch) carry other semantics.
     if (req.method === 'PATCH') {
       if (mediaType !== MERGE_PATCH)
-        return next(
+        return refuse(
           new ApiException('unsupported_media_type', `A PATCH body must be sent as ${MERGE_PATCH} (UTF-8).`),
         );
-    } else if (mediaType !== 'application/json') return next(new ApiException('unsupported_media_type'));
+    } else if (mediaType !== 'application/json') return refuse(new ApiException('unsupported_media_type'));
     if (Number(req.headers['content-length']) > limitBytes) {
       // Answer and close now rather than read a body that will be refused anyway.
       res.setHeader('Connection', 'close');
-      return next(tooLarge(limitBytes));
+      return refuse(tooLarge(limitBytes));
     }
     parse(req, res, (error?: unknown) =>
-      next(error === undefined ? undefined : toApiException(error, limitBytes)),
+      error === undefined ? next() : refuse(toApiException(error, limitBytes)),
     );
   };
 }
