@@ -123,7 +123,7 @@ export class EnvironmentVariables {
   @Integer(1, 4096)
   READ_CACHE_MB = 16;
 
-  @Integer(0, 60000)
+  @Integer(100, 60000)
   READ_CACHE_STALE_MS = 1000;
 
   @OneOf(SQLITE_SYNCHRONOUS_MODES, { ignoreCase: true })

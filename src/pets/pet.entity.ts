@@ -24,7 +24,10 @@ export class PetEntity {
   @Column({ type: 'varchar', length: 16, nullable: true })
   status!: PetStatus | null;
 
-  /** 1 when created, one more with each change: the `ETag` of its answers (64-bit). */
-  @Column({ type: 'bigint', default: 1, transformer: int64AsNumber })
+  /**
+   * 1 when created, one more with each change: the `ETag` of its answers (64-bit). No default: one
+   * would make TypeORM read every inserted row back for it.
+   */
+  @Column({ type: 'bigint', transformer: int64AsNumber })
   version!: number;
 }

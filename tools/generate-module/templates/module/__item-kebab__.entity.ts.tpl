@@ -72,7 +72,10 @@ export class __Item__Entity {
   __ref__Id!: number;
   // @end
 
-  /** 1 when created, one more with each change: the `ETag` of its answers (64-bit). */
-  @Column({ type: 'bigint', default: 1, transformer: int64AsNumber })
+  /**
+   * 1 when created, one more with each change: the `ETag` of its answers (64-bit). No default: one
+   * would make TypeORM read every inserted row back for it.
+   */
+  @Column({ type: 'bigint', transformer: int64AsNumber })
   version!: number;
 }

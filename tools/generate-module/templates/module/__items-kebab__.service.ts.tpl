@@ -43,7 +43,7 @@ export class __Items__Service {
     @InjectRepository(__Item__Entity) repository: Repository<__Item__Entity>,
     stores: ResourceStores,
     // @each reference
-    __refs__: __RefsService__,
+    private readonly __refs__: __RefsService__,
     // @end
   ) {
     // @if mutable
@@ -55,7 +55,7 @@ export class __Items__Service {
     // @if references
     this.references = [
       // @each reference
-      { field: '__ref__Id', code: __ITEMS___ERRORS.__ref_code__, get: (id) => __refs__.get(id) },
+      { field: '__ref__Id', code: __ITEMS___ERRORS.__ref_code__, get: (id) => this.__refs__.get(id) },
       // @end
     ];
     // @end

@@ -39,7 +39,7 @@ export class Create__Items____TIMESTAMP__ implements MigrationInterface {
           // @each reference
           { name: '__ref_column__', type: 'bigint', isNullable: false },
           // @end
-          { name: 'version', type: 'bigint', isNullable: false, default: '1' },
+          { name: 'version', type: 'bigint', isNullable: false },
         ],
         checks: [{ name: 'chk___items_table___status', expression: `"status" IN (__STATES__)` }],
         // @if references
