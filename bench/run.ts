@@ -137,10 +137,10 @@ async function topUp(databasePath: string, total: number): Promise<number> {
     const rows = Math.min(100, total - index);
     const values = Array.from({ length: rows }, (_, offset) => {
       const status = SEED_STATUSES[(index + offset) % SEED_STATUSES.length];
-      return [`Pet ${index + offset + 1}`, 1 + ((index + offset) % 10), status ?? null];
+      return [`Pet ${index + offset + 1}`, 1 + ((index + offset) % 10), status ?? null, 1];
     });
     await run(
-      `INSERT INTO pets (name, category_id, status) VALUES ${values.map(() => '(?, ?, ?)').join(', ')}`,
+      `INSERT INTO pets (name, category_id, status, version) VALUES ${values.map(() => '(?, ?, ?, ?)').join(', ')}`,
       values.flat(),
     );
   }

@@ -68,6 +68,33 @@ export const SCENARIOS: Scenario[] = [
     ],
   },
   {
+    name: 'change',
+    description: 'GET /v1/pets/{random seeded id}, and one request in ten a PATCH of one (If-Match: *)',
+    mutates: true,
+    requests: ({ ids }) => {
+      let sent = 0;
+      return [
+        {
+          setupRequest: (request) => {
+            const path = `/v1/pets/${ids[Math.floor(Math.random() * ids.length)]}`;
+            if (++sent % 10 !== 0) return { ...request, method: 'GET', path };
+            return {
+              ...request,
+              method: 'PATCH',
+              path,
+              headers: {
+                ...request.headers,
+                'content-type': 'application/merge-patch+json',
+                'if-match': '*',
+              },
+              body: JSON.stringify({ name: `Bench Pet ${sent}` }),
+            };
+          },
+        },
+      ];
+    },
+  },
+  {
     name: 'create',
     description: 'POST /v1/pets',
     mutates: true,

@@ -3,16 +3,17 @@
 // helmet, logging, ORM or validation library). The floor of the framework the service is built on.
 //
 // Env: PORT (3000), HOST (127.0.0.1), API_KEYS (comma-separated), DATABASE_PATH (./petstore.sqlite),
-//      FLOOR_TUNED=1 for the tuned floor (below).
+//      FLOOR_TUNED=1 for the tuned floor (below), FLOOR_DB_URL=postgres://... for the same work on
+//      PostgreSQL (FLOOR_PG_POOL connections, 10 by default).
 import 'reflect-metadata';
 import { Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, NestFactory } from '@nestjs/core';
-import { ExpressAdapter } from '@nestjs/platform-express';
+import { ExpressAdapter, NestExpressApplication } from '@nestjs/platform-express';
 import * as http from 'node:http';
 import { ErrorBodyFilter } from './api-error';
 import { ApiKeyGuard } from './api-key.guard';
 import { PetsController } from './pets.controller';
-import { closeStore } from './store';
+import { openStore, store } from './store';
 
 @Module({
   controllers: [PetsController],
@@ -53,15 +54,18 @@ class TunedExpressAdapter extends ExpressAdapter {
 }
 
 async function main(): Promise<void> {
+  await openStore();
   const tuned = process.env.FLOOR_TUNED === '1';
   const adapter = tuned ? new TunedExpressAdapter() : new ExpressAdapter();
-  const app = await NestFactory.create(AppModule, adapter, { logger: ['error'] });
+  const app = await NestFactory.create<NestExpressApplication>(AppModule, adapter, { logger: ['error'] });
+  // A PATCH body is a merge patch (RFC 7396).
+  app.useBodyParser('json', { type: ['application/json', 'application/merge-patch+json'] });
   await app.listen(Number(process.env.PORT || 3000), process.env.HOST || '127.0.0.1');
   console.log(`nest-floor${tuned ? ' (tuned)' : ''}: ${await app.getUrl()}/v1`);
   for (const signal of ['SIGTERM', 'SIGINT']) {
     process.on(signal, () => {
-      void app.close().finally(() => {
-        closeStore();
+      void app.close().finally(async () => {
+        await store.close();
         process.exit(0);
       });
     });
