@@ -9,6 +9,7 @@ export default tseslint.config(
       'node_modules/',
       'coverage/',
       'eslint.config.mjs',
+      '.dependency-cruiser.cjs',
       'jest.config.js',
       'jest.swagger-plugin.js',
       'test/artifacts/',

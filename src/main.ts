@@ -4,8 +4,8 @@ import { configFromEnvironment } from './config/environment';
 import { applyGcSettings } from './gc-settings';
 import { enableGracefulShutdown } from './http/graceful-shutdown';
 import { PinoNestLogger } from './observability/nest-logger';
-import { createApp } from './setup-app';
-import { reportStart } from './startup-report';
+import { createApp } from './app/setup-app';
+import { reportStart } from './app/startup-report';
 
 async function main(): Promise<void> {
   // The heap's growth, measured: docs/performance.md#memory.

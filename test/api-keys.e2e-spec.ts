@@ -8,7 +8,7 @@ import request from 'supertest';
 import type { App } from 'supertest/types';
 import { VERIFY_CACHE_MS } from '../src/auth/api-keys.service';
 import { describeDatabase, loadConfig } from '../src/config/app-config';
-import { createApp } from '../src/setup-app';
+import { createApp } from '../src/app/setup-app';
 import { tempDir, TEST_KEY, testDatabaseEnv } from './support/app';
 import { apikey } from './support/apikey';
 import { captureLogs, CapturedLogs } from './support/logs';

@@ -9,6 +9,11 @@ import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 
 const ROOT = resolve(__dirname, '..');
 const README_MAX_BYTES = 8192;
+/** docs/: every page short enough to read at once, and the whole within reach. */
+const PAGE_MAX_BYTES = 20 * 1024;
+const DOCS_MAX_BYTES = 125 * 1024;
+/** A path of the repository written in backticks: `src/pets/pets.service.ts`, `test/support/`. */
+const REPO_PATH = /`((?:src|test|tools|bench|deploy|clients|docs)\/[A-Za-z0-9_./-]*[A-Za-z0-9_/-])`/g;
 
 function markdownUnder(folder: string): string[] {
   return readdirSync(join(ROOT, folder), { withFileTypes: true }).flatMap((entry) => {
@@ -147,6 +152,23 @@ describe('documentation', () => {
       .map(({ link, problem }) => `${link.document}:${link.line} (${link.target}): ${problem}`);
 
     expect(broken).toEqual([]);
+  });
+
+  it.each(DOCUMENTS)('%s: every repository path it names in backticks exists', (document) => {
+    const missing = proseLines(read(document)).flatMap((line, index) =>
+      [...line.matchAll(REPO_PATH)]
+        .map(([, path]) => path.replace(/\/$/, ''))
+        .filter((path) => !/[*<>]/.test(path) && !existsSync(join(ROOT, path)))
+        .map((path) => `${document}:${index + 1}: ${path}`),
+    );
+    expect(missing).toEqual([]);
+  });
+
+  it(`docs/ holds at most ${DOCS_MAX_BYTES / 1024} KB, no page over ${PAGE_MAX_BYTES / 1024} KB`, () => {
+    const pages = DOCUMENTS.filter((doc) => /^docs\/[^/]+\.md$/.test(doc));
+    const sizes = pages.map((page) => ({ page, bytes: statSync(join(ROOT, page)).size }));
+    expect(sizes.filter(({ bytes }) => bytes > PAGE_MAX_BYTES)).toEqual([]);
+    expect(sizes.reduce((sum, { bytes }) => sum + bytes, 0)).toBeLessThanOrEqual(DOCS_MAX_BYTES);
   });
 
   it(`README.md is at most ${README_MAX_BYTES} bytes`, () => {

@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ERROR_CODES, errorCatalogueTable, ErrorCode, errorCodes } from '../src/common/errors/error-codes';
 import { FEATURES } from '../src/features';
-import { withErrorTable } from '../src/openapi-export';
+import { withErrorTable } from '../src/cli/openapi-export';
 import { committedDocument } from './support/openapi';
 
 /**

@@ -3,7 +3,7 @@ import { Agent, request as httpRequest } from 'node:http';
 import { AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import request from 'supertest';
-import { TRUST_ANY_PROXY } from '../src/startup-report';
+import { TRUST_ANY_PROXY } from '../src/app/startup-report';
 import { AUTH, startApp, tempDir, TEST_KEY } from './support/app';
 import { exitOf, launchService, RunningService, spawnService, stopService } from './support/process';
 

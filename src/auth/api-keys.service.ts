@@ -3,7 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { boundedLru } from '../common/bounded-lru';
 import { randomBytes } from 'node:crypto';
 import { IsNull, Repository } from 'typeorm';
-import { readWithRetry } from '../database/outage';
+import { repeatable } from '../database/outage-wait';
 import { ApiKeyEntity } from './api-key.entity';
 import { digest } from './api-key.store';
 
@@ -123,7 +123,7 @@ export class ApiKeysService {
     }
     const refused = this.refused.get(digest);
     if (refused && refused.until > now) return refused.verdict;
-    const key = await readWithRetry(() =>
+    const key = await repeatable(this.keys.manager.connection, () =>
       this.keys.findOne({
         select: { id: true, revokedAt: true },
         where: { keyHash: digest },

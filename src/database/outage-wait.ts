@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import { databaseOutageCause, readWithRetry } from './outage';
+import { databaseOutageCause, isBrokenConnection } from './outage';
 
 export interface OutageWait {
   /** How long one request waits for the database before its error (a 503) is answered. */
@@ -85,8 +85,17 @@ export function beforeCommit<T>(
   return policy ? policy.retry(attempt, (error) => !committing || surelyNotCommitted(error)) : attempt();
 }
 
-/** A read, again on a fresh connection while an outage lasts (within the wait): reads are safe to repeat. */
-export function repeatable<T>(dataSource: DataSource, read: () => Promise<T>): Promise<T> {
+/**
+ * A read, again on a fresh connection while an outage lasts (within the wait): reads are safe to
+ * repeat. Without a wait (SQLite, or `DB_OUTAGE_WAIT_MS=0`), once more if its connection broke.
+ */
+export async function repeatable<T>(dataSource: DataSource, read: () => Promise<T>): Promise<T> {
   const policy = policies.get(dataSource);
-  return policy ? policy.retry(read, () => true) : readWithRetry(read);
+  if (policy) return policy.retry(read, () => true);
+  try {
+    return await read();
+  } catch (error) {
+    if (!isBrokenConnection(error)) throw error;
+    return read();
+  }
 }

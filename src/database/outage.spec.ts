@@ -1,16 +1,12 @@
 import { Logger } from '@nestjs/common';
 import {
+  DataSource,
   QueryFailedError,
   QueryRunnerAlreadyReleasedError,
   QueryRunnerProviderAlreadyReleasedError,
 } from 'typeorm';
-import {
-  databaseOutageCause,
-  isBrokenConnection,
-  OutageLog,
-  readWithRetry,
-  serviceUnavailable,
-} from './outage';
+import { databaseOutageCause, isBrokenConnection, OutageLog, serviceUnavailable } from './outage';
+import { repeatable } from './outage-wait';
 
 function withCode(message: string, code: string): Error {
   return Object.assign(new Error(message), { code });
@@ -92,7 +88,9 @@ describe('isBrokenConnection', () => {
   });
 });
 
-describe('readWithRetry', () => {
+describe('repeatable, without an outage wait (SQLite)', () => {
+  const readWithRetry = <T>(read: () => Promise<T>) => repeatable({} as DataSource, read);
+
   it('reads once more after a broken connection', async () => {
     const read = jest
       .fn<Promise<string>, []>()

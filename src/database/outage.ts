@@ -82,16 +82,6 @@ export function isBrokenConnection(error: unknown): boolean {
   return false;
 }
 
-/** An idempotent read, once more if its connection broke (the pool gives a fresh one). */
-export async function readWithRetry<T>(read: () => Promise<T>): Promise<T> {
-  try {
-    return await read();
-  } catch (error) {
-    if (!isBrokenConnection(error)) throw error;
-    return read();
-  }
-}
-
 export function serviceUnavailable(): ApiException {
   return new ApiException('service_unavailable', undefined, undefined, {
     'Retry-After': String(OUTAGE_RETRY_AFTER_SECONDS),

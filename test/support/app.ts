@@ -6,7 +6,7 @@ import { NestExpressApplication } from '@nestjs/platform-express';
 import { Client } from 'pg';
 import type { App } from 'supertest/types';
 import { loadConfig } from '../../src/config/app-config';
-import { createApp, CreateAppOptions } from '../../src/setup-app';
+import { createApp, CreateAppOptions } from '../../src/app/setup-app';
 import { postgresUrl } from './postgres';
 
 export const TEST_KEY = 'test-key-0123456789abcdef';

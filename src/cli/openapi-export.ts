@@ -1,12 +1,12 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { errorCatalogueTable } from './common/errors/error-codes';
-import { loadConfig } from './config/app-config';
-import { createApp, DOCS_PATH } from './setup-app';
+import { errorCatalogueTable } from '../common/errors/error-codes';
+import { loadConfig } from '../config/app-config';
+import { createApp, DOCS_PATH } from '../app/setup-app';
 
-const TARGET = join(__dirname, '..', 'openapi.yaml');
+const TARGET = join(__dirname, '..', '..', 'openapi.yaml');
 /** The docs whose error table is the catalogue's (with every module's codes). */
-const ERROR_TABLE_DOCS = [join(__dirname, '..', 'docs', 'api.md')];
+const ERROR_TABLE_DOCS = [join(__dirname, '..', '..', 'docs', 'api.md')];
 
 /** `markdown` with its `| status | code | when |` table replaced by the catalogue's. */
 export function withErrorTable(markdown: string): string {

@@ -1,9 +1,9 @@
 import { APP_GUARD } from '@nestjs/core';
 import pino from 'pino';
 import { AppModule } from './app.module';
-import { ApiKeyGuard } from './auth/api-key.guard';
-import { loadConfig } from './config/app-config';
-import { RateLimitGuard } from './rate-limit/rate-limit.guard';
+import { ApiKeyGuard } from '../auth/api-key.guard';
+import { loadConfig } from '../config/app-config';
+import { RateLimitGuard } from '../rate-limit/rate-limit.guard';
 
 /** The global guards AppModule registers, in the order Nest runs them. */
 function globalGuards(env: Record<string, string>): unknown[] {

@@ -9,17 +9,17 @@ import type {
   ResponseObject,
 } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 import { apiDescription } from './api-description';
-import { resourceTags } from './common/openapi/api-resource.decorator';
+import { resourceTags } from '../common/openapi/api-resource.decorator';
 import {
   CORS_HEADER_DOCS,
   IDEMPOTENCY_KEY_HEADER,
   RATE_LIMIT_HEADER_DOCS,
   REPLAYED_HEADER_DOCS,
   REQUEST_ID_HEADER_DOCS,
-} from './common/openapi/headers';
-import { errorCodes } from './common/errors/error-codes';
-import { API_PREFIX } from './common/resource-location';
-import { AppConfig } from './config/app-config';
+} from '../common/openapi/headers';
+import { errorCodes } from '../common/errors/error-codes';
+import { API_PREFIX } from '../common/resource-location';
+import { AppConfig } from '../config/app-config';
 
 const OPERATION_ID_SEPARATOR = '#';
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options', 'head', 'trace'] as const;

@@ -1,18 +1,18 @@
 import { DynamicModule, Module, Provider } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import type { Logger } from 'pino';
-import { ApiKeyGuard } from './auth/api-key.guard';
-import { RequestValidationPipe } from './common/validation/request-validation.pipe';
-import { AppConfig } from './config/app-config';
-import { AppConfigModule } from './config/config.module';
-import { DatabaseModule } from './database/database.module';
-import { FEATURES, SCHEMAS } from './features';
-import { AllExceptionsFilter } from './http/all-exceptions.filter';
-import { LifecycleModule } from './http/lifecycle';
-import { createRootLogger } from './observability/logger';
-import { ObservabilityModule } from './observability/observability.module';
-import { RateLimitGuard } from './rate-limit/rate-limit.guard';
-import { RateLimitModule } from './rate-limit/rate-limit.module';
+import { ApiKeyGuard } from '../auth/api-key.guard';
+import { RequestValidationPipe } from '../common/validation/request-validation.pipe';
+import { AppConfig } from '../config/app-config';
+import { AppConfigModule } from '../config/config.module';
+import { DatabaseModule } from '../database/database.module';
+import { FEATURES, SCHEMAS } from '../features';
+import { AllExceptionsFilter } from '../http/all-exceptions.filter';
+import { LifecycleModule } from '../http/lifecycle';
+import { createRootLogger } from '../observability/logger';
+import { ObservabilityModule } from '../observability/observability.module';
+import { RateLimitGuard } from '../rate-limit/rate-limit.guard';
+import { RateLimitModule } from '../rate-limit/rate-limit.module';
 
 /** Authentication first, so that the per-key limit counts only authenticated requests. */
 export function globalGuards(config: AppConfig): Provider[] {

@@ -1,13 +1,13 @@
 import type { AddressInfo } from 'node:net';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Logger as PinoLogger } from 'pino';
-import { KEY_SETUP } from './auth/auth.module';
-import { KeySetup } from './auth/key-setup';
-import { API_PREFIX } from './common/resource-location';
-import { AppConfig, describeDatabase } from './config/app-config';
-import { MetricsListener } from './observability/metrics-listener';
-import { ROOT_LOGGER } from './observability/observability.module';
-import { tracingDescription } from './observability/tracing-state';
+import { KEY_SETUP } from '../auth/auth.module';
+import { KeySetup } from '../auth/key-setup';
+import { API_PREFIX } from '../common/resource-location';
+import { AppConfig, describeDatabase } from '../config/app-config';
+import { MetricsListener } from '../observability/metrics-listener';
+import { ROOT_LOGGER } from '../observability/observability.module';
+import { tracingDescription } from '../observability/tracing-state';
 import { DOCS_PATH } from './setup-app';
 
 const ALL_INTERFACES = ['0.0.0.0', '::'];

@@ -1,8 +1,8 @@
-import { BEARER_CHALLENGE, INVALID_TOKEN_CHALLENGE } from './common/errors/bearer-challenge';
-import { MAX_EXACT_INTEGER } from './common/validation/int64';
-import { errorCatalogueTable } from './common/errors/error-codes';
-import { AppConfig } from './config/app-config';
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './common/pagination/page-query';
+import { BEARER_CHALLENGE, INVALID_TOKEN_CHALLENGE } from '../common/errors/bearer-challenge';
+import { MAX_EXACT_INTEGER } from '../common/validation/int64';
+import { errorCatalogueTable } from '../common/errors/error-codes';
+import { AppConfig } from '../config/app-config';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../common/pagination/page-query';
 
 /** The `info.description` of the OpenAPI document (Markdown): what holds for every operation. */
 export function apiDescription(config: Pick<AppConfig, 'bodyLimitBytes'>): string {
