@@ -241,7 +241,8 @@ describe('First run without API_KEYS (e2e, real process)', () => {
   afterEach(() => dir.cleanup());
 
   it('stores a bootstrap key, prints it once, accepts it after a restart, and never starts open', async () => {
-    const env = { DATABASE_PATH: join(dir.path, 'data', 'petstore.sqlite') };
+    // No drain on stop: the client's idle keep-alive connections would hold each stop 5 s.
+    const env = { DATABASE_PATH: join(dir.path, 'data', 'petstore.sqlite'), SHUTDOWN_DRAIN_MS: '0' };
     const first = await spawnService(env);
     const key = /^\s+(pet_[A-Za-z0-9_-]{43})$/m.exec(first.output())?.[1];
     expect(key).toBeDefined();
@@ -265,6 +266,7 @@ describe('First run without API_KEYS (e2e, real process)', () => {
     const service = await spawnService({
       DATABASE_PATH: join(dir.path, 'db.sqlite'),
       API_KEYS: 'first-key-0123456789, second-key-0123456789',
+      SHUTDOWN_DRAIN_MS: '0',
     });
     const status = async (key: string) =>
       (await fetch(`${service.url}/v1/pets`, { headers: { Authorization: `Bearer ${key}` } })).status;

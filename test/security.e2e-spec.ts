@@ -175,7 +175,8 @@ function countQueries(app: NestExpressApplication): () => number {
   const dataSource = app.get(DataSource);
   let count = 0;
   const counting: TypeOrmLogger = {
-    logQuery: () => void count++,
+    // Key lookups only: the service's own periodic queries (SQLite's data_version) are not ones.
+    logQuery: (query: string) => void (query.includes('api_keys') && count++),
     logQueryError: () => undefined,
     logQuerySlow: () => undefined,
     logSchemaBuild: () => undefined,

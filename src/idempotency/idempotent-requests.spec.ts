@@ -1,8 +1,12 @@
+import { Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { setCaller } from '../auth/caller';
 import { ApiException } from '../common/errors/api-exception';
 import type { Claim, ClaimedKey, IdempotencyService, StoredResponse } from './idempotency.service';
 import { IdempotentRequests, requestDigest } from './idempotent-requests';
+
+// A failing store is warned about; these specs fail it on purpose.
+beforeAll(() => Logger.overrideLogger(false));
 
 /** Records what the service was asked; `claim` answers what the test says. */
 type FakeClaim = Claim | Error | 'new';
