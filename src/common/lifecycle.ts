@@ -6,10 +6,8 @@ export type Transitions<S extends string> = Readonly<Record<S, readonly S[]>>;
 const NONE = '(none)';
 
 /**
- * The states of a record and the changes between them, as one table: the check of every change
- * and the table the OpenAPI document shows are read from it. A record may have no state (`null`)
- * only where the module allows it; from none it may take any, and once it has one it never
- * loses it.
+ * A record's states and the changes between them, as one table: the check of every change and the
+ * table the document shows. From no state (where allowed) any is taken, and none is ever removed.
  */
 export class Lifecycle<S extends string> {
   constructor(

@@ -13,15 +13,11 @@ export interface ChangeNoticesOptions {
 }
 
 /**
- * Every instance hears of the rows the others change. On SQLite, another process writing to the
- * same file (a second instance) shows in `PRAGMA data_version`, read every quarter of
- * `readCacheStaleMs`: then everything cached of tables that change goes. On PostgreSQL, a change's transaction
- * sends `NOTIFY petstore_changes` (delivered only once it commits, never when it rolls back), and
- * each instance LISTENs on a connection of its own and drops those rows and their tables' pages
- * from its cache. It also notifies itself every quarter of `readCacheStaleMs`; when it has heard
- * nothing for half of it (the connection lost, or silently dead), it stops caching tables that
- * change until it hears again. So no instance answers a version older than a change committed
- * elsewhere for longer than that bound, whatever happens to the channel.
+ * Every instance hears of the rows the others change, within `readCacheStaleMs` whatever happens
+ * (docs/architecture.md). SQLite: another process's commits show in `PRAGMA data_version`, read
+ * every quarter of it. PostgreSQL: a change's transaction sends `NOTIFY`, which each instance
+ * LISTENs for; it notifies itself every quarter of the bound and, hearing nothing for half of
+ * it, stops caching tables that change until it hears again.
  */
 @Injectable()
 export class ChangeNotices implements OnApplicationBootstrap, OnApplicationShutdown {

@@ -37,11 +37,7 @@ class OutageWaiting {
   }
 }
 
-/**
- * PostgreSQL: a connection the database refuses (it is restarting) is asked for again, for up to
- * `waitMs`, so a restart under a second is a short wait instead of a 503. Nothing was sent on it,
- * so any request may wait this way; at most `maxWaiting` at once.
- */
+/** PostgreSQL: a refused connection is asked for again, up to `waitMs`: a restart is a short wait, not a 503. */
 export function installOutageWait(dataSource: DataSource, wait: OutageWait): void {
   if (dataSource.options.type !== 'postgres' || wait.waitMs === 0 || policies.has(dataSource)) return;
   const policy = new OutageWaiting(wait);
@@ -51,11 +47,7 @@ export function installOutageWait(dataSource: DataSource, wait: OutageWait): voi
   driver.obtainMasterConnection = () => policy.retry(obtain, () => true);
 }
 
-/**
- * Failures that leave no doubt the transaction did not commit: the server's own answer that it is
- * shutting down (57P01-03, it rolls the transaction back), or TypeORM refusing to send the
- * statement at all on a connection already lost.
- */
+/** Surely not committed: the server shutting down (57P01-03) or TypeORM refusing a lost connection. */
 function surelyNotCommitted(error: unknown): boolean {
   let layer = error as { code?: unknown; name?: unknown; driverError?: unknown } | undefined;
   for (let depth = 0; layer && depth < 3; depth++) {
@@ -67,10 +59,8 @@ function surelyNotCommitted(error: unknown): boolean {
 }
 
 /**
- * Runs `work` again while an outage made it fail before it could commit (`committing` false):
- * a transaction that did not reach COMMIT has changed nothing, nor has one whose COMMIT the
- * server answered with its shutdown error. One whose COMMIT got no answer at all may have
- * committed, and is not repeated: the 503 asks the client to retry with its key.
+ * Runs `work` again while an outage made it fail before COMMIT (or the server refused the COMMIT);
+ * one whose COMMIT got no answer may have committed and is not repeated: the 503 asks for a retry.
  */
 export function beforeCommit<T>(
   dataSource: DataSource,
@@ -85,10 +75,7 @@ export function beforeCommit<T>(
   return policy ? policy.retry(attempt, (error) => !committing || surelyNotCommitted(error)) : attempt();
 }
 
-/**
- * A read, again on a fresh connection while an outage lasts (within the wait): reads are safe to
- * repeat. Without a wait (SQLite, or `DB_OUTAGE_WAIT_MS=0`), once more if its connection broke.
- */
+/** A read, repeated within the outage wait; without one (SQLite), once more on a broken connection. */
 export async function repeatable<T>(dataSource: DataSource, read: () => Promise<T>): Promise<T> {
   const policy = policies.get(dataSource);
   if (policy) return policy.retry(read, () => true);

@@ -10,11 +10,7 @@ export interface Reference {
   get: (id: number) => Promise<unknown>;
 }
 
-/**
- * 422 with the module's own code unless every record `row` refers to exists, naming each field
- * whose record does not (the first one's code), so a client can tell a missing reference from a
- * missing resource.
- */
+/** 422 with the module's own code (the first one's) naming each field whose record is missing. */
 export async function requireReferences(row: object, references: readonly Reference[]): Promise<void> {
   const missing: Reference[] = [];
   for (const reference of present(row, references)) {
@@ -37,10 +33,7 @@ function refused(missing: readonly Reference[]): ApiException {
   return new ApiException(missing[0].code, messages.join(' '), details);
 }
 
-/**
- * A write whose foreign keys refused it (a referenced record deleted since it was checked): the
- * same answer, naming the fields whose records are gone now.
- */
+/** The same answer for a write a foreign key refused (a record deleted since it was checked). */
 export async function keepReferences<T>(
   write: Promise<T>,
   row: object,

@@ -27,11 +27,7 @@ export type Row = ObjectLiteral & { id: number };
 export type VersionedRow = Row & { version: number };
 
 export interface StoreOptions {
-  /**
-   * Rows are updated and deleted. Their cache entries are dropped as a change commits, on this
-   * instance at once and on the others when PostgreSQL notifies them; while an instance may miss
-   * such notices (change-notices.ts), it does not cache these tables at all.
-   */
+  /** Rows are updated and deleted: see `ResourceStore` and change-notices.ts. */
   mutable?: boolean;
 }
 
@@ -76,19 +72,16 @@ interface PendingRow<E> {
 
 /**
  * How every module reads and writes its table (docs/architecture.md): rows by id and keyset pages
- * through TypeORM, cached, and creates committed in groups. The caches are exact. Ids become
- * visible in ascending order (`insert`), so a full page never gains a row; a row of a table that
- * is not `mutable` never changes. A change to a mutable table drops the row and every page of
- * the table as it commits, and a read that a change overtook keeps nothing; other instances drop
- * them when PostgreSQL notifies the change. A last page and a missing row are never kept.
+ * through TypeORM, cached exactly (ids become visible in order, so a full page never gains a row;
+ * a change drops its row and the table's pages as it commits, and a read it overtook keeps
+ * nothing), and creates committed in groups.
  */
 export class ResourceStore<E extends Row> {
   private readonly inserts = new GroupCommit<PendingRow<E>, E>(
     (pending) => this.insert(pending),
     MAX_GROUP_SIZE,
     MAX_GROUPS_IN_FLIGHT,
-    // The group rolled back, so each row alone is safe: a foreign key refused one row, or one
-    // row's own work in the transaction refused it.
+    // The group rolled back (a foreign key or one row's own work refused it): each row alone is safe.
     (error) => isForeignKeyViolation(error) || error instanceof ApiException,
   );
   readonly table: string;
@@ -177,10 +170,7 @@ export class ResourceStore<E extends Row> {
     return this.options.mutable && !this.sync.live ? undefined : this.cache;
   }
 
-  /**
-   * Caches what a read found, unless a change overtook the read (it may show the row before it)
-   * or the read ran inside a SQLite transaction (it may show what never commits).
-   */
+  /** Unless a change overtook the read, or it ran inside a SQLite transaction (uncommitted rows). */
   private keep(key: string, entry: E | Page<E>, seen: number): void {
     if (this.changes !== seen || sqliteGateOf(this.repository.manager.connection)?.heldHere()) return;
     this.cached()?.set(key, entry);
@@ -191,13 +181,10 @@ export class ResourceStore<E extends Row> {
   }
 
   /**
-   * Applies `changes` to the row, its version one up; `check` sees the row as it is and may refuse
-   * (412 for a stale `If-Match`, 409 for a transition). The write is a compare-and-set on the
-   * version the check saw (`UPDATE ... WHERE version = ?`), so the database decides: a row changed
-   * meanwhile is read again and checked again. A cached row may be checked first, but a refusal
-   * or a change that changes nothing (it writes nothing and keeps the version) is only ever
-   * answered from the database. The row as it is now, or null when there is none. In
-   * `transaction` (another store's, e.g. a create's work), it commits with that, under a row lock.
+   * Applies `changes`, the version one up, if `check` accepts the row (412, 409 else), as a
+   * compare-and-set on the version it saw: the database decides, and a row changed meanwhile is
+   * read and checked again. Refusals and no-op changes are answered from the database only. In
+   * `transaction` (another store's), it commits with that, under a row lock.
    */
   async update<V extends E & VersionedRow>(
     this: ResourceStore<V>,
@@ -206,7 +193,6 @@ export class ResourceStore<E extends Row> {
     check: (current: V) => void,
     transaction?: EntityManager,
   ): Promise<V | null> {
-    // A property left out (undefined) stays as it is.
     if (!this.options.mutable) throw new Error(`${this.table} is not a mutable store`);
     const set = Object.entries(changes).filter(([, value]) => value !== undefined);
     const unchanged = (row: V) => set.every(([name, value]) => row[name] === value);
@@ -269,20 +255,14 @@ export class ResourceStore<E extends Row> {
     return affected === 1 ? updated : null;
   }
 
-  /**
-   * A change's statements: on PostgreSQL in a transaction, so that its NOTIFY commits with it; on
-   * SQLite the one UPDATE, atomic on its own, with no transaction and no gate.
-   */
+  /** PostgreSQL: in a transaction, with its NOTIFY; SQLite: the one UPDATE, atomic on its own. */
   private writeChange<R>(write: (manager: EntityManager) => Promise<R>): Promise<R> {
     const { manager } = this.repository;
     if (manager.connection.options.type !== 'postgres') return write(manager);
     return this.write(write);
   }
 
-  /**
-   * Removes the row when `check` accepts it; false when there is none, 409 `still_referenced`
-   * when rows of other tables refer to it.
-   */
+  /** Removes the row if `check` accepts it; false when none, 409 when others refer to it. */
   async delete(id: number, check: (current: E) => void = () => undefined): Promise<boolean> {
     try {
       const deleted = await this.change(id, check, async (manager) => {
@@ -296,11 +276,7 @@ export class ResourceStore<E extends Row> {
     }
   }
 
-  /**
-   * Reads the row under a lock (PostgreSQL: FOR UPDATE; SQLite: the gate), checks it, then does
-   * `work`; what `work` changed (another object than the row) is dropped from every instance's
-   * cache once it commits.
-   */
+  /** `work` on the row, read under a lock and checked; what it changed is dropped once it commits. */
   private async change<R>(
     id: number,
     check: (current: E) => void,
@@ -330,9 +306,8 @@ export class ResourceStore<E extends Row> {
 
   /**
    * `work` in one transaction, repeated within the outage wait while it cannot have committed; on
-   * SQLite it holds the connection's gate (sqlite-gate.ts) so no other request's SQL joins it.
-   * What the work owes after its commit runs then (and after a failure too: dropping cache entries
-   * is always safe, and a COMMIT without an answer may have committed).
+   * SQLite under the gate (sqlite-gate.ts). What it owes after its commit runs then, failed or not
+   * (a COMMIT without an answer may have committed).
    */
   private async write<R>(work: (transaction: EntityManager) => Promise<R>): Promise<R> {
     const { connection } = this.repository.manager;
@@ -356,11 +331,9 @@ export class ResourceStore<E extends Row> {
   }
 
   /**
-   * One INSERT per group, and with it, in one transaction, the work that must commit with its rows.
-   * SQLite has one writer, so ids become visible in order; a group with no such work is one
-   * statement, atomic without a transaction.
-   * PostgreSQL hands ids out before commit, so inserts take the table's advisory lock on every
-   * instance.
+   * One INSERT per group, with the work that must commit with its rows. SQLite's one writer makes
+   * ids visible in order; PostgreSQL hands them out before commit, so inserts take the table's
+   * advisory lock.
    */
   private async insert(pending: PendingRow<E>[]): Promise<E[]> {
     const rows = pending.map((create) => create.row);
@@ -427,7 +400,7 @@ export class ResourceStores {
   private readonly cache: ReadCache;
   private readonly stores = new Map<string, ResourceStore<Row>>();
   private readonly sync: ChangeSync = { live: true };
-  /** Set where other instances must hear of changes (PostgreSQL): see change-notices.ts. */
+  /** Tells other instances of a change (PostgreSQL, change-notices.ts). */
   notice?: (transaction: EntityManager, table: string, id: number) => Promise<unknown>;
 
   constructor(
@@ -462,11 +435,7 @@ export class ResourceStores {
     this.stores.get(table)?.invalidate(id);
   }
 
-  /**
-   * `live` false: this instance may miss changes other instances make (its notices are down), so
-   * tables that change are not cached until it is true again; either way what is cached of them
-   * goes, as it may have missed some already.
-   */
+  /** While false, tables that change are not cached (changes may be missed); either way theirs goes. */
   hearsChanges(live: boolean): void {
     this.sync.live = live;
     for (const store of this.stores.values()) if (store.options.mutable) store.invalidateAll();

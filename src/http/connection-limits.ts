@@ -7,11 +7,9 @@ const SLICE_BYTES = 1024;
 const MAX_WAITING_BYTES = 256 * 1024;
 
 export interface ConnectionLimits {
-  /** Requests of one connection read and not yet answered, at most. */
   maxPipelined: number;
   /** A connection that neither sends nor reads for this long is closed. */
   idleTimeoutMs: number;
-  /** How often connections are checked for progress. */
   checkEveryMs: number;
 }
 
@@ -30,12 +28,10 @@ interface Held {
 }
 
 /**
- * Holds each connection to a few requests in progress and closes one that makes no progress.
- * Node parses a whole read (64 KiB: a thousand small pipelined requests) at once, so a client
- * that pipelines and never reads its answers would otherwise hold that many requests and answers
- * per connection: past `maxPipelined` the connection's bytes wait, unparsed, the socket stops
- * reading, and they go to the parser a slice at a time as answers leave. Node's own socket
- * timeout does not fire while answers are queued, hence the check of bytes moved either way.
+ * Holds each connection to a few requests in progress (Node parses a whole 64 KiB read at once: a
+ * thousand pipelined requests): past `maxPipelined` its bytes wait unparsed and go to the parser a
+ * slice at a time as answers leave. A connection that moves no bytes either way is closed (Node's
+ * own timeout does not fire while answers are queued).
  */
 const pausedByNode = (socket: Socket) => (socket as Socket & { _paused?: boolean })._paused === true;
 
@@ -43,17 +39,11 @@ export function limitConnections(server: Server, limits: ConnectionLimits): void
   // Not a property of the socket: one added to Node's sockets makes every access to them slower.
   const connections = new Map<Socket, Held>();
 
-  /**
-   * Few are in progress, answers leave (not merely queued for a client that does not read), and
-   * Node's own back-pressure (`_paused`, which its parser asserts) is off.
-   */
+  /** Few in progress, answers leaving, and Node's own back-pressure (`_paused`) off. */
   const accepts = (socket: Socket, state: Held) =>
     state.inProgress < limits.maxPipelined && !socket.writableNeedDrain && !pausedByNode(socket);
 
-  /**
-   * Node closes the connection at the client's end, so the end waits for the answers to all the
-   * client sent whole; a request it cut short is Node's to refuse at once.
-   */
+  /** Node closes at the client's end: it waits for the answers of what was sent whole. */
   const holdsEnd = (state: Held) =>
     state.waiting.length > 0 || (state.inProgress > 0 && state.latest?.complete === true);
 

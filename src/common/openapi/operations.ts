@@ -21,11 +21,7 @@ import {
   ResponseHeaders,
 } from './headers';
 
-/**
- * The operations of a collection, each one decorator: its route, and what the OpenAPI document
- * says of it that the swagger plugin cannot infer (responses, headers, errors). Summaries and
- * descriptions come from the handlers' doc comments.
- */
+/** One decorator per operation: its route, and what the swagger plugin cannot infer of it. */
 
 type Schema = new (...args: never[]) => object;
 
@@ -154,10 +150,7 @@ export function DeleteOperation(resource: Resource): MethodDecorator {
   );
 }
 
-/**
- * Drops the success response the swagger plugin infers from a handler's return type (it cannot
- * see a status set inside this file's decorators): applied last, it sees every response.
- */
+/** Drops the success response the plugin infers from the return type (it cannot see ours). */
 function onlyDeclaredSuccess(status: number): MethodDecorator {
   return (_target, _key, descriptor: PropertyDescriptor) => {
     // @nestjs/swagger's DECORATORS.API_RESPONSE, which its package does not export.
