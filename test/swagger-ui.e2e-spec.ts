@@ -122,6 +122,7 @@ describeSwaggerUi('Swagger UI in a real browser (Chromium, e2e)', () => {
       'operations-pets-listPets',
       'operations-pets-createPet',
       'operations-pets-getPet',
+      'operations-pets-updatePet',
     ]);
     expect(deprecated.filter(isPets)).toEqual(['operations-pets-getPet']);
 
