@@ -106,9 +106,7 @@ export class ResourceStore<E extends Row> {
     const cached = this.cached()?.get<E>('row', key);
     if (cached) return cached;
     const seen = this.changes;
-    const row = await repeatable(this.repository.manager.connection, () =>
-      this.repository.findOneBy({ id } as FindOptionsWhere<E>),
-    );
+    const row = await this.readRow(id);
     if (row) this.keep(key, row, seen);
     return row;
   }
@@ -200,7 +198,7 @@ export class ResourceStore<E extends Row> {
       return this.change(
         id,
         check,
-        async (manager, row) => (unchanged(row) ? row : this.write1(manager, row, set)),
+        async (manager, row) => (unchanged(row) ? row : this.compareAndSet(manager, row, set)),
         transaction,
       );
     }
@@ -223,7 +221,7 @@ export class ResourceStore<E extends Row> {
       }
       const row = current;
       const written = await this.writeChange(async (manager) => {
-        const changed = await this.write1(manager, row, set);
+        const changed = await this.compareAndSet(manager, row, set);
         if (changed) await this.notice?.(manager, this.table, id);
         return changed;
       });
@@ -243,7 +241,7 @@ export class ResourceStore<E extends Row> {
   }
 
   /** Writes `set` onto `row` if it is still at `row.version`; null when it is not. */
-  private async write1<V extends E & VersionedRow>(
+  private async compareAndSet<V extends E & VersionedRow>(
     manager: EntityManager,
     row: V,
     set: [string, unknown][],
