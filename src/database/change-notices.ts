@@ -32,6 +32,7 @@ export class ChangeNotices implements OnApplicationBootstrap, OnApplicationShutd
   private lostAt: number | undefined;
   private stopped = false;
   private dataVersion: number | undefined;
+  private firstHeard: (() => void) | undefined;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -50,7 +51,15 @@ export class ChangeNotices implements OnApplicationBootstrap, OnApplicationShutd
     this.stores.notice = (transaction: EntityManager, table: string, id: number) =>
       transaction.query('SELECT pg_notify($1, $2)', [CHANGES_CHANNEL, `${this.instance}|${table}|${id}`]);
     this.heartbeat = setInterval(() => this.beat(), every).unref();
+    // Ready once it hears itself (or after half the bound): from the first request on, it caches.
+    const heard = new Promise<void>((resolve) => (this.firstHeard = resolve));
     await this.listen();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      heard,
+      new Promise((resolve) => (timer = setTimeout(resolve, this.options.readCacheStaleMs / 2))),
+    ]);
+    clearTimeout(timer);
   }
 
   /** SQLite: whether another connection (another process) committed since the last look. */
@@ -92,6 +101,7 @@ export class ChangeNotices implements OnApplicationBootstrap, OnApplicationShutd
       return;
     }
     this.client = client;
+    this.heardAt = Date.now();
     this.beat();
   }
 
@@ -114,6 +124,7 @@ export class ChangeNotices implements OnApplicationBootstrap, OnApplicationShutd
     } else if (table === '') {
       this.heardAt = Date.now();
       if (!this.live) this.hears(true);
+      this.firstHeard?.();
     }
   }
 
