@@ -13,8 +13,8 @@ async function main(): Promise<void> {
   const config = configFromEnvironment('petstore');
   // Nest's logger stays off until the app listens: a failure to start is the one line below.
   const app = await createApp(config, { logger: false });
-  enableGracefulShutdown(app, { drainMs: config.shutdownDrainMs, timeoutMs: config.shutdownTimeoutMs });
-  await app.listen(config.port, config.host);
+  enableGracefulShutdown(app, config.shutdown);
+  await app.listen(config.http.port, config.http.host);
   app.useLogger(app.get(PinoNestLogger));
   reportStart(app, config);
 }

@@ -163,7 +163,7 @@ describe('apikey CLI errors', () => {
     expect(result.code).toBe(2);
     expect(result.stdout).toBe('');
     expect(result.stderr.split('\n').slice(0, 3)).toEqual([
-      `apikey: database ${describeDatabase(loadConfig(database))}`,
+      `apikey: database ${describeDatabase(loadConfig(database).database)}`,
       'apikey: unknown command "frobnicate"',
       'usage: npm run apikey -- <command> [--init]',
     ]);

@@ -252,11 +252,11 @@ describe('compose.yaml', () => {
     const config = loadConfig({});
     const upstreamKeepAlive = Number(/^\s*keepalive_timeout (\d+)s;/m.exec(read('deploy/nginx.conf'))?.[1]);
     expect(upstreamKeepAlive * 1000).toBeLessThan(
-      Math.min(NODE_KEEP_ALIVE_TIMEOUT_MS, config.shutdownDrainMs),
+      Math.min(NODE_KEEP_ALIVE_TIMEOUT_MS, config.shutdown.drainMs),
     );
     for (const name of ['api-1', 'api-2']) {
       const grace = Number(/^(\d+)s$/.exec(String(services[name].stop_grace_period))?.[1]);
-      expect(grace * 1000).toBeGreaterThan(config.shutdownDrainMs + config.shutdownTimeoutMs);
+      expect(grace * 1000).toBeGreaterThan(config.shutdown.drainMs + config.shutdown.timeoutMs);
     }
   });
 });

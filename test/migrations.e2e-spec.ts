@@ -22,7 +22,7 @@ const run = promisify(execFile);
 const database = TEST_DATABASE_URL ? 'PostgreSQL' : 'SQLite';
 const config = loadConfig(
   TEST_DATABASE_URL ? { DATABASE_URL: TEST_DATABASE_URL } : { DATABASE_PATH: ':memory:' },
-);
+).database;
 
 interface CommandResult {
   code: number;

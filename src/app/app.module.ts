@@ -2,9 +2,9 @@ import { DynamicModule, Module, Provider } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import type { Logger } from 'pino';
 import { ApiKeyGuard } from '../auth/api-key.guard';
+import { AuthModule } from '../auth/auth.module';
 import { RequestValidationPipe } from '../common/validation/request-validation.pipe';
 import { AppConfig } from '../config/app-config';
-import { AppConfigModule } from '../config/config.module';
 import { DatabaseModule } from '../database/database.module';
 import { FEATURES, SCHEMAS } from '../features';
 import { AllExceptionsFilter } from '../http/all-exceptions.filter';
@@ -18,7 +18,7 @@ import { RateLimitModule } from '../rate-limit/rate-limit.module';
 export function globalGuards(config: AppConfig): Provider[] {
   return [
     { provide: APP_GUARD, useExisting: ApiKeyGuard },
-    ...(config.rateLimitEnabled ? [{ provide: APP_GUARD, useExisting: RateLimitGuard }] : []),
+    ...(config.rateLimit.enabled ? [{ provide: APP_GUARD, useExisting: RateLimitGuard }] : []),
   ];
 }
 
@@ -29,11 +29,11 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [
-        AppConfigModule.forRoot(config),
         LifecycleModule,
-        ObservabilityModule.forRoot(config, logger),
-        DatabaseModule.forRoot(config, SCHEMAS),
-        RateLimitModule.forRoot(config),
+        ObservabilityModule.forRoot(config.metrics, logger),
+        DatabaseModule.forRoot(config.database, SCHEMAS),
+        RateLimitModule.forRoot(config.rateLimit),
+        AuthModule.forRoot(config),
         ...FEATURES.map((feature) => feature.module),
       ],
       providers: [

@@ -66,20 +66,20 @@ export function setupApp(app: NestExpressApplication, config: AppConfig): void {
   app.set('etag', false);
   app.set('query parser', 'simple');
   const logger = app.get<PinoLogger>(ROOT_LOGGER);
-  protectSecrets(config.apiKeys);
+  protectSecrets(config.auth.apiKeys);
   answerProtocolErrors(app.getHttpServer(), (fields, message) => logger.warn(fields, message));
-  app.set('trust proxy', config.trustProxy);
+  app.set('trust proxy', config.http.trustProxy);
   app.use(requestLog(logger));
   const metrics = app.get(Metrics);
   if (metrics.enabled) app.use(httpMetrics(metrics));
   app.use(securityHeaders(DOCS_PATH));
-  if (config.corsOrigins.length > 0) enableCors(app, config.corsOrigins);
+  if (config.http.corsOrigins.length > 0) enableCors(app, config.http.corsOrigins);
   app.use(checkRequestHeaders);
-  app.use(jsonBody(config.bodyLimitBytes, new RouteIndex(app.getHttpAdapter().getInstance())));
+  app.use(jsonBody(config.http.bodyLimitBytes, new RouteIndex(app.getHttpAdapter().getInstance())));
   app.setGlobalPrefix(API_PREFIX, {
     exclude: [{ path: `${HEALTH_PATH}/{*probe}`, method: RequestMethod.GET }],
   });
-  if (config.swaggerEnabled) {
+  if (config.docs.swaggerEnabled) {
     SwaggerModule.setup(DOCS_PATH, app, () => buildOpenApiDocument(app, config), {
       jsonDocumentUrl: `${DOCS_PATH}-json`,
       yamlDocumentUrl: `${DOCS_PATH}-yaml`,

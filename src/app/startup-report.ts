@@ -27,14 +27,17 @@ export function reportStart(app: NestExpressApplication, config: AppConfig): voi
   const metrics = app.get(MetricsListener).url();
   const facts = {
     url: `${url}/${API_PREFIX}`,
-    docs: config.swaggerEnabled ? `${local}/${DOCS_PATH}` : null,
-    database: describeDatabase(config),
+    docs: config.docs.swaggerEnabled ? `${local}/${DOCS_PATH}` : null,
+    database: describeDatabase(config.database),
     keys: keys.source,
     metrics: metrics ?? null,
     tracing: tracingDescription() ?? null,
   };
   const logger = app.get<PinoLogger>(ROOT_LOGGER);
-  if (config.trustProxy === true) logger.warn(TRUST_ANY_PROXY);
+  if (config.http.trustProxy === true) logger.warn(TRUST_ANY_PROXY);
+  if (config.rateLimit.enabled && config.rateLimit.redisUrl === null && config.database.url !== null) {
+    logger.warn('REDIS_URL is not set: rate limits are counted per instance, not shared');
+  }
   if (config.nodeEnv === 'production') {
     logger.info(facts, `Pet Store API listening on ${facts.url}`);
     return;
@@ -56,7 +59,7 @@ function keyLines(keys: KeySetup, config: AppConfig, url: string): string[] {
     return [`Authentication: Authorization: Bearer <key>, with ${from}`];
   }
   const kept =
-    config.databaseUrl === null && config.databasePath === ':memory:'
+    config.database.url === null && config.database.path === ':memory:'
       ? 'The database is in memory: a new key is made at every start.'
       : 'Only its SHA-256 digest is stored (name "bootstrap"); copy the key now.';
   return [

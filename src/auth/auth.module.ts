@@ -1,7 +1,6 @@
-import { Global, Module } from '@nestjs/common';
+import { DynamicModule, Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AppConfig } from '../config/app-config';
-import { APP_CONFIG } from '../config/config.module';
 import { ApiKeyGuard } from './api-key.guard';
 import { ApiKeyStore } from './api-key.store';
 import { ApiKeysService } from './api-keys.service';
@@ -11,22 +10,23 @@ import { setUpKeys } from './key-setup';
 export const KEY_SETUP = Symbol('KEY_SETUP');
 
 @Global()
-@Module({
-  imports: [TypeOrmModule.forFeature([...AUTH_SCHEMA.entities])],
-  providers: [
-    ApiKeysService,
-    {
-      provide: KEY_SETUP,
-      inject: [APP_CONFIG, ApiKeysService],
-      useFactory: (config: AppConfig, apiKeys: ApiKeysService) => setUpKeys(config, apiKeys),
-    },
-    {
-      provide: ApiKeyStore,
-      inject: [APP_CONFIG],
-      useFactory: (config: AppConfig) => new ApiKeyStore(config.apiKeys),
-    },
-    ApiKeyGuard,
-  ],
-  exports: [KEY_SETUP, ApiKeyStore, ApiKeyGuard],
-})
-export class AuthModule {}
+@Module({})
+export class AuthModule {
+  static forRoot(config: Pick<AppConfig, 'auth' | 'nodeEnv'>): DynamicModule {
+    return {
+      module: AuthModule,
+      imports: [TypeOrmModule.forFeature([...AUTH_SCHEMA.entities])],
+      providers: [
+        ApiKeysService,
+        {
+          provide: KEY_SETUP,
+          inject: [ApiKeysService],
+          useFactory: (apiKeys: ApiKeysService) => setUpKeys(config, apiKeys),
+        },
+        { provide: ApiKeyStore, useValue: new ApiKeyStore(config.auth.apiKeys) },
+        ApiKeyGuard,
+      ],
+      exports: [KEY_SETUP, ApiKeyStore, ApiKeyGuard],
+    };
+  }
+}

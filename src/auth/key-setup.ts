@@ -11,8 +11,11 @@ export interface KeySetup {
 export const BOOTSTRAP_KEY_NAME = 'bootstrap';
 
 /** Never starts open: without keys, production refuses to start rather than generate one. */
-export async function setUpKeys(config: AppConfig, apiKeys: ApiKeysService): Promise<KeySetup> {
-  if (config.apiKeys.length > 0) return { source: 'environment' };
+export async function setUpKeys(
+  config: Pick<AppConfig, 'auth' | 'nodeEnv'>,
+  apiKeys: ApiKeysService,
+): Promise<KeySetup> {
+  if (config.auth.apiKeys.length > 0) return { source: 'environment' };
   if (await apiKeys.hasActiveKeys()) return { source: 'stored' };
   if (config.nodeEnv === 'production') {
     throw new ConfigError(

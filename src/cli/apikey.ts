@@ -4,7 +4,7 @@ import { parseArgs, ParseArgsConfig } from 'node:util';
 import { DataSource } from 'typeorm';
 import { ApiKeyEntity } from '../auth/api-key.entity';
 import { ApiKeyError, ApiKeysService } from '../auth/api-keys.service';
-import { AppConfig, describeDatabase } from '../config/app-config';
+import { DatabaseConfig, describeDatabase } from '../config/app-config';
 import { configFromEnvironment } from '../config/environment';
 import { dataSourceOptions, openDatabase } from '../database/database.options';
 import { SCHEMAS } from '../features';
@@ -104,29 +104,29 @@ async function run(
   }
 }
 
-export async function apiKeyCli(argv: string[], config: AppConfig, io: Output): Promise<number> {
+export async function apiKeyCli(argv: string[], database: DatabaseConfig, io: Output): Promise<number> {
   const init = argv.includes('--init');
   const [command, ...args] = argv.filter((arg) => arg !== '--init');
   if (command === undefined || command === '--help' || command === 'help') {
     (command === undefined ? io.err : io.out)(USAGE);
     return command === undefined ? EXIT_USAGE : EXIT_OK;
   }
-  if (config.databaseUrl === null && config.databasePath === ':memory:') {
+  if (database.url === null && database.path === ':memory:') {
     io.err('apikey: DATABASE_PATH is :memory:, so there are no stored keys to manage');
     return EXIT_FAILED;
   }
   // Else a mistyped path would make a new, empty database whose keys the service never sees.
-  if (config.databaseUrl === null && !init && !existsSync(config.databasePath)) {
+  if (database.url === null && !init && !existsSync(database.path)) {
     io.err(
-      `apikey: no database at ${config.databasePath}: run from the service's folder, or set DATABASE_PATH ` +
+      `apikey: no database at ${database.path}: run from the service's folder, or set DATABASE_PATH ` +
         '(or DATABASE_URL) as the service has it; add --init to create a new database there',
     );
     return EXIT_FAILED;
   }
-  io.err(`apikey: database ${describeDatabase(config)}`);
+  io.err(`apikey: database ${describeDatabase(database)}`);
   let dataSource: DataSource | undefined;
   try {
-    dataSource = await openDatabase(config, dataSourceOptions(config, SCHEMAS));
+    dataSource = await openDatabase(database, dataSourceOptions(database, SCHEMAS));
     await run(command, args, new ApiKeysService(dataSource.getRepository(ApiKeyEntity)), io);
     return EXIT_OK;
   } catch (error) {
@@ -146,8 +146,7 @@ export async function apiKeyCli(argv: string[], config: AppConfig, io: Output): 
 }
 
 if (require.main === module) {
-  const config = configFromEnvironment('apikey');
-  void apiKeyCli(process.argv.slice(2), config, {
+  void apiKeyCli(process.argv.slice(2), configFromEnvironment('apikey').database, {
     out: (line) => console.log(line),
     err: (line) => console.error(line),
   }).then((status) => process.exit(status));

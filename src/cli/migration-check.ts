@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { DataSourceOptions } from 'typeorm';
-import { AppConfig } from '../config/app-config';
+import { DatabaseConfig } from '../config/app-config';
 import { configFromEnvironment } from '../config/environment';
 import { dataSourceOptions, openDatabase } from '../database/database.options';
 import { SCHEMAS } from '../features';
@@ -17,23 +17,23 @@ export interface SchemaSources {
  * The SQL TypeORM would still run after every migration on a scratch database: empty when they agree.
  * On PostgreSQL a schema of its own, dropped afterwards: the configured schema is never touched.
  */
-export async function schemaDrift(config: AppConfig, sources: SchemaSources = {}): Promise<string[]> {
-  const scratch: AppConfig =
-    config.databaseUrl === null
-      ? { ...config, databasePath: ':memory:' }
-      : { ...config, databaseSchema: `migration_check_${process.pid}_${randomBytes(4).toString('hex')}` };
+export async function schemaDrift(database: DatabaseConfig, sources: SchemaSources = {}): Promise<string[]> {
+  const scratch: DatabaseConfig =
+    database.url === null
+      ? { ...database, path: ':memory:' }
+      : { ...database, schema: `migration_check_${process.pid}_${randomBytes(4).toString('hex')}` };
   try {
     const options = { ...dataSourceOptions(scratch, SCHEMAS), ...sources };
     const dataSource = await openDatabase(scratch, options);
     try {
       const { upQueries } = await dataSource.driver.createSchemaBuilder().log();
       // The scratch schema's name would only make the list harder to read.
-      return upQueries.map((query) => query.query.replaceAll(`"${scratch.databaseSchema}".`, ''));
+      return upQueries.map((query) => query.query.replaceAll(`"${scratch.schema}".`, ''));
     } finally {
       await dataSource.destroy();
     }
   } finally {
-    if (scratch.databaseUrl !== null) await dropSchema(scratch.databaseUrl, scratch.databaseSchema);
+    if (scratch.url !== null) await dropSchema(scratch.url, scratch.schema);
   }
 }
 
@@ -49,15 +49,15 @@ async function dropSchema(url: string, schema: string): Promise<void> {
 
 /** `npm run migration:check`: exit 0 when entities and migrations agree, 1 when not, 2 when it cannot tell. */
 async function main(): Promise<number> {
-  const config = configFromEnvironment('migration:check');
-  const database = config.databaseUrl === null ? 'SQLite' : 'PostgreSQL';
-  const drift = await schemaDrift(config);
+  const { database } = configFromEnvironment('migration:check');
+  const kind = database.url === null ? 'SQLite' : 'PostgreSQL';
+  const drift = await schemaDrift(database);
   if (drift.length === 0) {
-    console.log(`migration:check: the migrations create exactly what the entities declare (${database})`);
+    console.log(`migration:check: the migrations create exactly what the entities declare (${kind})`);
     return 0;
   }
   console.error(
-    `migration:check: the entities differ from what the migrations create (${database}); ` +
+    `migration:check: the entities differ from what the migrations create (${kind}); ` +
       `for the tables to match them, TypeORM would still run:`,
   );
   for (const query of drift) console.error(`  ${query.trim()};`);

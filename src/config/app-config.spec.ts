@@ -16,44 +16,43 @@ describe('loadConfig', () => {
   it('uses the defaults for an empty environment', () => {
     const expected: AppConfig = {
       nodeEnv: 'development',
-      port: 3000,
-      host: '0.0.0.0',
-      databasePath: resolve('data', 'petstore.sqlite'),
-      databaseUrl: null,
-      databaseSchema: 'public',
-      dbPoolSize: 10,
-      dbConnectTimeoutMs: 5000,
-      dbStatementTimeoutMs: 15000,
-      dbOutageWaitMs: 2000,
-      dbOutageMaxWaiting: 200,
-      rateLimitEnabled: true,
-      rateLimitPerMinute: 600,
-      authFailuresPerMinute: 30,
-      redisUrl: null,
-      readCacheSize: 20000,
-      readCacheMegabytes: 16,
-      readCacheStaleMs: 1000,
-      sqliteSynchronous: 'FULL',
-      sqliteBusyTimeoutMs: 5000,
-      apiKeys: [],
-      productionBaseUrl: 'https://api.petstore.example.com/v1',
-      stagingBaseUrl: 'https://staging-api.petstore.example.com/v1',
-      bodyLimitBytes: 16384,
-      logLevel: 'info',
-      corsOrigins: [],
-      trustProxy: false,
-      shutdownTimeoutMs: 10000,
-      shutdownDrainMs: 5000,
       http: {
+        port: 3000,
+        host: '0.0.0.0',
+        corsOrigins: [],
+        trustProxy: false,
         headersTimeoutMs: 15000,
         requestTimeoutMs: 30000,
         idleTimeoutMs: 30000,
         maxPipelined: 16,
         maxConnections: 0,
+        bodyLimitBytes: 16384,
       },
-      swaggerEnabled: true,
-      metricsPort: null,
-      metricsHost: '127.0.0.1',
+      shutdown: { drainMs: 5000, timeoutMs: 10000 },
+      database: {
+        path: resolve('data', 'petstore.sqlite'),
+        url: null,
+        schema: 'public',
+        poolSize: 10,
+        connectTimeoutMs: 5000,
+        statementTimeoutMs: 15000,
+        outageWaitMs: 2000,
+        outageMaxWaiting: 200,
+        sqliteSynchronous: 'FULL',
+        sqliteBusyTimeoutMs: 5000,
+        readCacheSize: 20000,
+        readCacheMegabytes: 16,
+        readCacheStaleMs: 1000,
+      },
+      rateLimit: { enabled: true, perMinute: 600, authFailuresPerMinute: 30, redisUrl: null },
+      auth: { apiKeys: [] },
+      docs: {
+        swaggerEnabled: true,
+        productionBaseUrl: 'https://api.petstore.example.com/v1',
+        stagingBaseUrl: 'https://staging-api.petstore.example.com/v1',
+      },
+      log: { level: 'info' },
+      metrics: { port: null, host: '127.0.0.1' },
     };
 
     expect(loadConfig({})).toEqual(expected);
@@ -115,44 +114,48 @@ describe('loadConfig', () => {
       }),
     ).toEqual({
       nodeEnv: 'production',
-      port: 8080,
-      host: '127.0.0.1',
-      databasePath,
-      sqliteSynchronous: 'NORMAL',
-      sqliteBusyTimeoutMs: 250,
-      apiKeys: ['key-one-0123456789abcdef', 'key_two.0123456789~+/='],
-      productionBaseUrl: 'https://api.example.org/v1',
-      stagingBaseUrl: 'http://staging.example.org:8080/v1',
-      bodyLimitBytes: 16384,
-      databaseUrl: 'postgres://app:secret@db.internal:5433/pets',
-      databaseSchema: 'petstore',
-      dbPoolSize: 20,
-      dbConnectTimeoutMs: 2000,
-      dbStatementTimeoutMs: 3000,
-      dbOutageWaitMs: 2000,
-      dbOutageMaxWaiting: 200,
-      rateLimitEnabled: false,
-      rateLimitPerMinute: 100,
-      authFailuresPerMinute: 5,
-      redisUrl: 'redis://127.0.0.1:6379/2',
-      readCacheSize: 0,
-      readCacheMegabytes: 64,
-      readCacheStaleMs: 1000,
-      logLevel: 'warn',
-      corsOrigins: ['https://app.example.org', 'http://localhost:5173'],
-      trustProxy: ['10.0.0.0/8', 'loopback'],
-      shutdownTimeoutMs: 25000,
-      shutdownDrainMs: 5000,
       http: {
+        port: 8080,
+        host: '127.0.0.1',
+        corsOrigins: ['https://app.example.org', 'http://localhost:5173'],
+        trustProxy: ['10.0.0.0/8', 'loopback'],
         headersTimeoutMs: 15000,
         requestTimeoutMs: 30000,
         idleTimeoutMs: 30000,
         maxPipelined: 16,
         maxConnections: 0,
+        bodyLimitBytes: 16384,
       },
-      swaggerEnabled: false,
-      metricsPort: 9464,
-      metricsHost: '0.0.0.0',
+      shutdown: { drainMs: 5000, timeoutMs: 25000 },
+      database: {
+        path: databasePath,
+        url: 'postgres://app:secret@db.internal:5433/pets',
+        schema: 'petstore',
+        poolSize: 20,
+        connectTimeoutMs: 2000,
+        statementTimeoutMs: 3000,
+        outageWaitMs: 2000,
+        outageMaxWaiting: 200,
+        sqliteSynchronous: 'NORMAL',
+        sqliteBusyTimeoutMs: 250,
+        readCacheSize: 0,
+        readCacheMegabytes: 64,
+        readCacheStaleMs: 1000,
+      },
+      rateLimit: {
+        enabled: false,
+        perMinute: 100,
+        authFailuresPerMinute: 5,
+        redisUrl: 'redis://127.0.0.1:6379/2',
+      },
+      auth: { apiKeys: ['key-one-0123456789abcdef', 'key_two.0123456789~+/='] },
+      docs: {
+        swaggerEnabled: false,
+        productionBaseUrl: 'https://api.example.org/v1',
+        stagingBaseUrl: 'http://staging.example.org:8080/v1',
+      },
+      log: { level: 'warn' },
+      metrics: { port: 9464, host: '0.0.0.0' },
     });
   });
 
@@ -166,25 +169,25 @@ describe('loadConfig', () => {
         DB_PASSWORD: 'p@ss/word',
         DB_NAME: 'pets',
       });
-      expect(config.databaseUrl).toBe('postgres://pet%20store:p%40ss%2Fword@db.internal:6543/pets');
+      expect(config.database.url).toBe('postgres://pet%20store:p%40ss%2Fword@db.internal:6543/pets');
     });
 
     it('stays on SQLite without DATABASE_URL or DB_TYPE=postgres', () => {
-      expect(loadConfig({ DB_TYPE: 'sqlite' }).databaseUrl).toBeNull();
+      expect(loadConfig({ DB_TYPE: 'sqlite' }).database.url).toBeNull();
     });
 
     it('reads DB_TYPE in any case, with the defaults of the parts', () => {
-      expect(loadConfig({ DB_TYPE: 'Postgres' }).databaseUrl).toBe(
+      expect(loadConfig({ DB_TYPE: 'Postgres' }).database.url).toBe(
         'postgres://postgres@localhost:5432/petstore',
       );
-      expect(loadConfig({ DB_TYPE: 'SQLITE' }).databaseUrl).toBeNull();
+      expect(loadConfig({ DB_TYPE: 'SQLITE' }).database.url).toBeNull();
     });
 
     it('checks DB_PORT only when it builds the URL (service links set DB_PORT=tcp://...)', () => {
       const serviceLink = 'tcp://10.0.0.5:5432';
 
-      expect(loadConfig({ DB_PORT: serviceLink }).databaseUrl).toBeNull();
-      expect(loadConfig({ DB_PORT: serviceLink, DATABASE_URL: 'postgres://db/pets' }).databaseUrl).toBe(
+      expect(loadConfig({ DB_PORT: serviceLink }).database.url).toBeNull();
+      expect(loadConfig({ DB_PORT: serviceLink, DATABASE_URL: 'postgres://db/pets' }).database.url).toBe(
         'postgres://db/pets',
       );
       expect(configError({ DB_PORT: serviceLink, DB_TYPE: 'postgres' }).message).toBe(
@@ -232,7 +235,7 @@ describe('loadConfig', () => {
 
     it('describes the database without its password', () => {
       const config = loadConfig({ DATABASE_URL: 'postgres://app:secret@db.internal:5433/pets' });
-      expect(describeDatabase(config)).toBe(
+      expect(describeDatabase(config.database)).toBe(
         'postgres://app:***@db.internal:5433/pets (PostgreSQL, schema public)',
       );
     });
@@ -240,7 +243,7 @@ describe('loadConfig', () => {
 
   describe('PORT', () => {
     it.each(['0', '65535'])('accepts %s', (port) => {
-      expect(loadConfig({ PORT: port }).port).toBe(Number(port));
+      expect(loadConfig({ PORT: port }).http.port).toBe(Number(port));
     });
 
     it.each(['65536', '-1', '80.5', 'abc', ' 80', '0x50', '1e3'])(
@@ -268,7 +271,7 @@ describe('loadConfig', () => {
       ['NORMAL', 'NORMAL'],
       ['Normal', 'NORMAL'],
     ])('accepts %s as %s', (raw, expected) => {
-      expect(loadConfig({ SQLITE_SYNCHRONOUS: raw }).sqliteSynchronous).toBe(expected);
+      expect(loadConfig({ SQLITE_SYNCHRONOUS: raw }).database.sqliteSynchronous).toBe(expected);
     });
 
     it.each(['OFF', 'EXTRA', '2', ' FULL'])('rejects "%s"', (raw) => {
@@ -283,9 +286,9 @@ describe('loadConfig', () => {
       'strips trailing slashes from %s',
       (name) => {
         const config = loadConfig({ [name]: 'https://example.org/v1//' });
-        expect(name === 'PRODUCTION_BASE_URL' ? config.productionBaseUrl : config.stagingBaseUrl).toBe(
-          'https://example.org/v1',
-        );
+        expect(
+          name === 'PRODUCTION_BASE_URL' ? config.docs.productionBaseUrl : config.docs.stagingBaseUrl,
+        ).toBe('https://example.org/v1');
       },
     );
 
@@ -305,7 +308,7 @@ describe('loadConfig', () => {
 
   describe('HOST', () => {
     it.each(['localhost', '::1', '[::1]', '10.0.0.1', 'api-host.internal'])('accepts %s', (host) => {
-      expect(loadConfig({ HOST: host }).host).toBe(host);
+      expect(loadConfig({ HOST: host }).http.host).toBe(host);
     });
 
     it('rejects a value that is not a host name or address', () => {
@@ -336,24 +339,24 @@ describe('loadConfig', () => {
     });
 
     it('accepts exactly 16 characters and trailing padding', () => {
-      expect(loadConfig({ API_KEYS: 'abcdefghijklmnop,abcdefghijklmnop==' }).apiKeys).toEqual([
+      expect(loadConfig({ API_KEYS: 'abcdefghijklmnop,abcdefghijklmnop==' }).auth.apiKeys).toEqual([
         'abcdefghijklmnop',
         'abcdefghijklmnop==',
       ]);
     });
 
     it('ignores empty entries', () => {
-      expect(loadConfig({ API_KEYS: `,${good},,` }).apiKeys).toEqual([good]);
+      expect(loadConfig({ API_KEYS: `,${good},,` }).auth.apiKeys).toEqual([good]);
     });
   });
 
   describe('DATABASE_PATH', () => {
     it('keeps :memory:', () => {
-      expect(loadConfig({ DATABASE_PATH: ':memory:' }).databasePath).toBe(':memory:');
+      expect(loadConfig({ DATABASE_PATH: ':memory:' }).database.path).toBe(':memory:');
     });
 
     it('resolves a relative path against the working directory', () => {
-      expect(loadConfig({ DATABASE_PATH: 'var/db/pets.sqlite' }).databasePath).toBe(
+      expect(loadConfig({ DATABASE_PATH: 'var/db/pets.sqlite' }).database.path).toBe(
         resolve(process.cwd(), 'var', 'db', 'pets.sqlite'),
       );
     });
@@ -361,7 +364,7 @@ describe('loadConfig', () => {
     it('keeps an absolute path as given', () => {
       const absolute = join(resolve('/'), 'tmp', 'pets.sqlite');
 
-      expect(loadConfig({ DATABASE_PATH: absolute }).databasePath).toBe(absolute);
+      expect(loadConfig({ DATABASE_PATH: absolute }).database.path).toBe(absolute);
     });
 
     it('rejects a path holding a NUL character', () => {
@@ -375,7 +378,7 @@ describe('loadConfig', () => {
     it.each(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent', 'Debug'])(
       'accepts %s',
       (level) => {
-        expect(loadConfig({ LOG_LEVEL: level }).logLevel).toBe(level.toLowerCase());
+        expect(loadConfig({ LOG_LEVEL: level }).log.level).toBe(level.toLowerCase());
       },
     );
 
@@ -389,7 +392,7 @@ describe('loadConfig', () => {
   describe('CORS_ORIGINS', () => {
     it('keeps each origin in the form browsers send it', () => {
       expect(
-        loadConfig({ CORS_ORIGINS: 'HTTPS://App.Example.org:443,http://[::1]:8080' }).corsOrigins,
+        loadConfig({ CORS_ORIGINS: 'HTTPS://App.Example.org:443,http://[::1]:8080' }).http.corsOrigins,
       ).toEqual(['https://app.example.org', 'http://[::1]:8080']);
     });
 
@@ -422,7 +425,7 @@ describe('loadConfig', () => {
       ['10.0.0.0/8,192.168.0.0/255.255.0.0', ['10.0.0.0/8', '192.168.0.0/255.255.0.0']],
       ['fd00::/8', ['fd00::/8']],
     ])('reads %s as Express does', (raw, expected) => {
-      expect(loadConfig({ TRUST_PROXY: raw }).trustProxy).toEqual(expected);
+      expect(loadConfig({ TRUST_PROXY: raw }).http.trustProxy).toEqual(expected);
     });
 
     it.each(['yes', '10.0.0.0/33', '300.1.1.1', 'proxy.internal', '-1', '1.5'])('rejects "%s"', (raw) => {
@@ -441,16 +444,16 @@ describe('loadConfig', () => {
   });
 
   describe.each([
-    ['SWAGGER_ENABLED', 'swaggerEnabled'],
-    ['RATE_LIMIT_ENABLED', 'rateLimitEnabled'],
-  ] as const)('%s (the one boolean syntax of every flag)', (name, field) => {
+    ['SWAGGER_ENABLED', (config: AppConfig) => config.docs.swaggerEnabled],
+    ['RATE_LIMIT_ENABLED', (config: AppConfig) => config.rateLimit.enabled],
+  ] as const)('%s (the one boolean syntax of every flag)', (name, flag) => {
     it.each([
       ['true', true],
       ['TRUE', true],
       ['false', false],
       ['False', false],
     ])('reads %s', (raw, expected) => {
-      expect(loadConfig({ [name]: raw })[field]).toBe(expected);
+      expect(flag(loadConfig({ [name]: raw }))).toBe(expected);
     });
 
     it.each(['0', '1', 'no', 'yes', 'off', 'on'])('rejects "%s"', (raw) => {
@@ -502,8 +505,8 @@ describe('loadConfig', () => {
   });
   describe('METRICS_PORT and METRICS_HOST', () => {
     it('keeps metrics off unless METRICS_PORT is set; 0 takes any free port', () => {
-      expect(loadConfig({ METRICS_PORT: '' }).metricsPort).toBeNull();
-      expect(loadConfig({ METRICS_PORT: '0' }).metricsPort).toBe(0);
+      expect(loadConfig({ METRICS_PORT: '' }).metrics.port).toBeNull();
+      expect(loadConfig({ METRICS_PORT: '0' }).metrics.port).toBe(0);
     });
 
     it.each(['-1', '65536', 'on'])('rejects METRICS_PORT "%s"', (raw) => {
@@ -516,7 +519,7 @@ describe('loadConfig', () => {
       expect(configError({ METRICS_PORT: '3000' }).message).toBe(
         'METRICS_PORT must differ from PORT (both 3000): metrics have their own listener',
       );
-      expect(loadConfig({ PORT: '8080', METRICS_PORT: '3000' }).metricsPort).toBe(3000);
+      expect(loadConfig({ PORT: '8080', METRICS_PORT: '3000' }).metrics.port).toBe(3000);
     });
 
     it('rejects a METRICS_HOST that is no host', () => {

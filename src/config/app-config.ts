@@ -5,7 +5,6 @@ import proxyAddr from 'proxy-addr';
 import { isWellFormedApiKey, MIN_API_KEY_LENGTH } from '../common/validation/api-key-format';
 import {
   CommaSeparated,
-  declaredProperties,
   Flag,
   got,
   Integer,
@@ -13,6 +12,8 @@ import {
   Matching,
   OneOf,
   Satisfies,
+  Variable,
+  variablesOf,
 } from './environment.rules';
 
 const SQLITE_SYNCHRONOUS_MODES = ['FULL', 'NORMAL'] as const;
@@ -28,7 +29,17 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 export type TrustProxy = boolean | number | string[];
 
 /** Read once from the environment at start (docs/configuration.md); only this folder reads `process.env`. */
-export type AppConfig = Readonly<ReturnType<typeof appConfigFrom>>;
+export interface AppConfig {
+  readonly nodeEnv: NodeEnv;
+  readonly http: Readonly<HttpConfig>;
+  readonly shutdown: Readonly<ShutdownConfig>;
+  readonly database: Readonly<DatabaseConfig>;
+  readonly rateLimit: Readonly<RateLimitConfig>;
+  readonly auth: Readonly<AuthConfig>;
+  readonly docs: Readonly<DocsConfig>;
+  readonly log: Readonly<LogConfig>;
+  readonly metrics: Readonly<MetricsConfig>;
+}
 
 export class ConfigError extends Error {
   readonly problems: readonly string[];
@@ -44,234 +55,180 @@ export class ConfigError extends Error {
 const HOST_NAME = /^[A-Za-z0-9.:\-[\]]+$/;
 const HOST_RULE = 'must be a host name or IP address';
 
-/**
- * Every variable with its rule and default; empty counts as unset. A problem quotes the value,
- * except for secrets: API_KEYS, DB_PASSWORD, and the URLs that may hold a password.
- */
-export class EnvironmentVariables {
-  @OneOf(NODE_ENVS)
-  NODE_ENV: NodeEnv = 'development';
+// Each slice lists its variables with their rules and defaults, once; empty counts as unset. A
+// problem quotes the value, except for secrets: API_KEYS, DB_PASSWORD, and URLs that may hold one.
 
-  @Integer(0, 65535)
-  PORT = 3000;
-
-  @Matching(HOST_NAME, HOST_RULE)
-  HOST = '0.0.0.0';
-
-  @Matches(/^[^\0]*$/, { message: 'DATABASE_PATH must be a file path or :memory:' })
-  DATABASE_PATH = './data/petstore.sqlite';
-
-  @IsOptional()
-  @OneOf(['sqlite', 'postgres'], { ignoreCase: true, rule: 'must be sqlite or postgres' })
-  DB_TYPE?: 'sqlite' | 'postgres';
-
-  @IsOptional()
-  @Satisfies(postgresUrlProblem)
-  DATABASE_URL?: string;
-
-  @Allow()
-  DB_HOST = 'localhost';
-
-  // Checked only when used: Kubernetes and Docker links set it to `tcp://...` beside a service `db`.
-  @ValidateIf(buildsPostgresUrl)
-  @Integer(1, 65535)
-  DB_PORT = 5432;
-
-  @Allow()
-  DB_USER = 'postgres';
-
-  @Allow()
-  DB_PASSWORD = '';
-
-  @Allow()
-  DB_NAME = 'petstore';
-
-  @Matching(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a lower-case SQL identifier')
-  DATABASE_SCHEMA = 'public';
-
-  @Integer(2, 1000)
-  DB_POOL_SIZE = 10;
-
-  @Integer(100, 600000)
-  DB_CONNECT_TIMEOUT_MS = 5000;
-
-  @Integer(100, 3600000)
-  DB_STATEMENT_TIMEOUT_MS = 15000;
-
-  @Integer(0, 60000)
-  DB_OUTAGE_WAIT_MS = 2000;
-
-  @Integer(0, 100000)
-  DB_OUTAGE_MAX_WAITING = 200;
-
-  @Flag()
-  RATE_LIMIT_ENABLED = true;
-
-  @Integer(1, 10_000_000)
-  RATE_LIMIT_PER_MINUTE = 600;
-
-  @Integer(1, 10_000_000)
-  AUTH_FAILURES_PER_MINUTE = 30;
-
-  @IsOptional()
-  @Satisfies(redisUrlProblem)
-  REDIS_URL?: string;
-
-  @Integer(0, 10_000_000)
-  READ_CACHE_SIZE = 20000;
-
-  @Integer(1, 4096)
-  READ_CACHE_MB = 16;
-
-  @Integer(100, 60000)
-  READ_CACHE_STALE_MS = 1000;
-
-  @OneOf(SQLITE_SYNCHRONOUS_MODES, { ignoreCase: true })
-  SQLITE_SYNCHRONOUS: SqliteSynchronous = 'FULL';
-
-  @Integer(0, 600000)
-  SQLITE_BUSY_TIMEOUT_MS = 5000;
-
-  @CommaSeparated()
-  @Satisfies(apiKeysProblem)
-  API_KEYS: string[] = [];
-
-  @Satisfies(httpUrlProblem)
-  PRODUCTION_BASE_URL = 'https://api.petstore.example.com/v1';
-
-  @Satisfies(httpUrlProblem)
-  STAGING_BASE_URL = 'https://staging-api.petstore.example.com/v1';
-
-  @OneOf(LOG_LEVELS, { ignoreCase: true })
-  LOG_LEVEL: LogLevel = 'info';
-
-  @CommaSeparated()
-  @Satisfies(corsOriginsProblem)
-  CORS_ORIGINS: string[] = [];
-
-  @Transform(parseTrustProxy)
-  @Satisfies(trustProxyProblem)
-  TRUST_PROXY: TrustProxy = false;
-
-  @Integer(0, 600000)
-  SHUTDOWN_TIMEOUT_MS = 10000;
-
-  @Integer(1000, 600000)
-  HTTP_HEADERS_TIMEOUT_MS = 15000;
-
-  @Integer(1000, 3600000)
-  HTTP_REQUEST_TIMEOUT_MS = 30000;
-
-  @Integer(1000, 3600000)
-  HTTP_IDLE_TIMEOUT_MS = 30000;
-
-  @Integer(1, 1000)
-  HTTP_MAX_PIPELINED = 16;
-
-  @Integer(0, 1000000)
-  HTTP_MAX_CONNECTIONS = 0;
-
-  @Integer(0, 600000)
-  SHUTDOWN_DRAIN_MS = 5000;
-
-  @Flag()
-  SWAGGER_ENABLED = true;
-
-  /** Unset: no metrics are kept at all; 0 takes any free port. */
-  @IsOptional()
-  @Integer(0, 65535)
-  @Satisfies(metricsPortProblem)
-  METRICS_PORT?: number;
-
-  @Matching(HOST_NAME, HOST_RULE)
-  METRICS_HOST = '127.0.0.1';
+class NodeConfig {
+  @Variable('NODE_ENV') @OneOf(NODE_ENVS) nodeEnv: NodeEnv = 'development';
 }
 
-export const ENVIRONMENT_VARIABLES: readonly string[] = declaredProperties(EnvironmentVariables);
+export class HttpConfig {
+  @Variable('PORT') @Integer(0, 65535) port = 3000;
+  @Variable('HOST') @Matching(HOST_NAME, HOST_RULE) host = '0.0.0.0';
+  @Variable('CORS_ORIGINS')
+  @CommaSeparated()
+  @Satisfies(corsOriginsProblem)
+  corsOrigins: readonly string[] = [];
+  @Variable('TRUST_PROXY')
+  @Transform(parseTrustProxy)
+  @Satisfies(trustProxyProblem)
+  trustProxy: TrustProxy = false;
+  @Variable('HTTP_HEADERS_TIMEOUT_MS') @Integer(1000, 600000) headersTimeoutMs = 15000;
+  @Variable('HTTP_REQUEST_TIMEOUT_MS') @Integer(1000, 3600000) requestTimeoutMs = 30000;
+  @Variable('HTTP_IDLE_TIMEOUT_MS') @Integer(1000, 3600000) idleTimeoutMs = 30000;
+  @Variable('HTTP_MAX_PIPELINED') @Integer(1, 1000) maxPipelined = 16;
+  /** 0: no cap. */
+  @Variable('HTTP_MAX_CONNECTIONS') @Integer(0, 1000000) maxConnections = 0;
+  bodyLimitBytes = 16 * 1024;
+}
+
+export class ShutdownConfig {
+  @Variable('SHUTDOWN_DRAIN_MS') @Integer(0, 600000) drainMs = 5000;
+  @Variable('SHUTDOWN_TIMEOUT_MS') @Integer(0, 600000) timeoutMs = 10000;
+}
+
+export class DatabaseConfig {
+  @Variable('DATABASE_PATH')
+  @Matches(/^[^\0]*$/, { message: 'DATABASE_PATH must be a file path or :memory:' })
+  path = './data/petstore.sqlite';
+  /** PostgreSQL, from DATABASE_URL or DB_TYPE=postgres and the DB_* parts; null: SQLite at `path`. */
+  url: string | null = null;
+  @Variable('DATABASE_SCHEMA')
+  @Matching(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a lower-case SQL identifier')
+  schema = 'public';
+  @Variable('DB_POOL_SIZE') @Integer(2, 1000) poolSize = 10;
+  @Variable('DB_CONNECT_TIMEOUT_MS') @Integer(100, 600000) connectTimeoutMs = 5000;
+  @Variable('DB_STATEMENT_TIMEOUT_MS') @Integer(100, 3600000) statementTimeoutMs = 15000;
+  @Variable('DB_OUTAGE_WAIT_MS') @Integer(0, 60000) outageWaitMs = 2000;
+  @Variable('DB_OUTAGE_MAX_WAITING') @Integer(0, 100000) outageMaxWaiting = 200;
+  @Variable('SQLITE_SYNCHRONOUS')
+  @OneOf(SQLITE_SYNCHRONOUS_MODES, { ignoreCase: true })
+  sqliteSynchronous: SqliteSynchronous = 'FULL';
+  @Variable('SQLITE_BUSY_TIMEOUT_MS') @Integer(0, 600000) sqliteBusyTimeoutMs = 5000;
+  @Variable('READ_CACHE_SIZE') @Integer(0, 10_000_000) readCacheSize = 20000;
+  @Variable('READ_CACHE_MB') @Integer(1, 4096) readCacheMegabytes = 16;
+  @Variable('READ_CACHE_STALE_MS') @Integer(100, 60000) readCacheStaleMs = 1000;
+}
+
+/** Where PostgreSQL is; only its URL is kept, as `database.url`. */
+class PostgresLocation {
+  @Variable('DB_TYPE')
+  @IsOptional()
+  @OneOf(['sqlite', 'postgres'], { ignoreCase: true, rule: 'must be sqlite or postgres' })
+  type?: 'sqlite' | 'postgres';
+  @Variable('DATABASE_URL') @IsOptional() @Satisfies(postgresUrlProblem) url?: string;
+  @Variable('DB_HOST') @Allow() host = 'localhost';
+  // Checked only when used: Kubernetes and Docker links set it to `tcp://...` beside a service `db`.
+  @Variable('DB_PORT') @ValidateIf(buildsPostgresUrl) @Integer(1, 65535) port = 5432;
+  @Variable('DB_USER') @Allow() user = 'postgres';
+  @Variable('DB_PASSWORD') @Allow() password = '';
+  @Variable('DB_NAME') @Allow() name = 'petstore';
+}
+
+export class RateLimitConfig {
+  @Variable('RATE_LIMIT_ENABLED') @Flag() enabled = true;
+  @Variable('RATE_LIMIT_PER_MINUTE') @Integer(1, 10_000_000) perMinute = 600;
+  @Variable('AUTH_FAILURES_PER_MINUTE') @Integer(1, 10_000_000) authFailuresPerMinute = 30;
+  /** Counters shared by every instance; null: each instance counts its own. */
+  @Variable('REDIS_URL') @IsOptional() @Satisfies(redisUrlProblem) redisUrl: string | null = null;
+}
+
+export class AuthConfig {
+  @Variable('API_KEYS') @CommaSeparated() @Satisfies(apiKeysProblem) apiKeys: readonly string[] = [];
+}
+
+export class DocsConfig {
+  @Variable('SWAGGER_ENABLED') @Flag() swaggerEnabled = true;
+  @Variable('PRODUCTION_BASE_URL')
+  @Transform(withoutTrailingSlashes)
+  @Satisfies(httpUrlProblem)
+  productionBaseUrl = 'https://api.petstore.example.com/v1';
+  @Variable('STAGING_BASE_URL')
+  @Transform(withoutTrailingSlashes)
+  @Satisfies(httpUrlProblem)
+  stagingBaseUrl = 'https://staging-api.petstore.example.com/v1';
+}
+
+export class LogConfig {
+  @Variable('LOG_LEVEL') @OneOf(LOG_LEVELS, { ignoreCase: true }) level: LogLevel = 'info';
+}
+
+export class MetricsConfig {
+  /** Null: no metrics are kept at all; 0 takes any free port. */
+  @Variable('METRICS_PORT') @IsOptional() @Integer(0, 65535) port: number | null = null;
+  @Variable('METRICS_HOST') @Matching(HOST_NAME, HOST_RULE) host = '127.0.0.1';
+}
+
+const SLICES = {
+  node: NodeConfig,
+  http: HttpConfig,
+  shutdown: ShutdownConfig,
+  database: DatabaseConfig,
+  postgres: PostgresLocation,
+  rateLimit: RateLimitConfig,
+  auth: AuthConfig,
+  log: LogConfig,
+  docs: DocsConfig,
+  metrics: MetricsConfig,
+};
+type Slices = { [name in keyof typeof SLICES]: InstanceType<(typeof SLICES)[name]> };
+
+type Setting = string | number | boolean | readonly string[] | null;
+/** Every variable, with its default (null or undefined: unset). */
+export const ENVIRONMENT_DEFAULTS: ReadonlyMap<string, Setting> = new Map(
+  Object.values(SLICES).flatMap((slice: new () => object) => {
+    const defaults = new slice() as Record<string, Setting>;
+    return [...variablesOf(slice)].map(([property, name]) => [name, defaults[property]] as const);
+  }),
+);
 
 type Env = Record<string, string | undefined>;
 
 /** The configuration of an environment, or one ConfigError naming every problem found. */
 export function loadConfig(env: Env): AppConfig {
-  const given = ENVIRONMENT_VARIABLES.filter((name) => env[name] !== undefined && env[name] !== '').map(
-    (name) => [name, env[name]],
+  const given = Object.fromEntries(
+    Object.entries(env).filter(([, value]) => value !== undefined && value !== ''),
   );
-  const variables = plainToInstance(EnvironmentVariables, Object.fromEntries(given));
-  const errors = validateSync(variables, {
-    stopAtFirstError: true,
-    validationError: { target: false, value: false },
-  });
-  if (errors.length > 0) {
-    throw new ConfigError(errors.map((error) => Object.values(error.constraints ?? {})[0]));
+  const slices = Object.fromEntries(
+    Object.entries(SLICES).map(([name, slice]: [string, new () => object]) => [
+      name,
+      plainToInstance(slice, given, { excludeExtraneousValues: true, exposeDefaultValues: true }),
+    ]),
+  ) as unknown as Slices;
+  const problems = Object.values(slices).flatMap((slice) =>
+    validateSync(slice, { stopAtFirstError: true, validationError: { target: false, value: false } }).map(
+      (error) => Object.values(error.constraints ?? {})[0],
+    ),
+  );
+  const { node, postgres, http, database, metrics, ...rest } = slices;
+  if (metrics.port !== null && metrics.port !== 0 && metrics.port === http.port) {
+    problems.push(`METRICS_PORT must differ from PORT (both ${http.port}): metrics have their own listener`);
   }
-  return appConfigFrom(variables);
+  if (problems.length > 0) throw new ConfigError(problems);
+  http.corsOrigins = http.corsOrigins.map((origin) => new URL(origin).origin);
+  if (database.path !== ':memory:' && !isAbsolute(database.path)) database.path = resolve(database.path);
+  database.url = postgresUrl(postgres);
+  return { nodeEnv: node.nodeEnv, http, database, metrics, ...rest };
 }
 
-function appConfigFrom(variables: EnvironmentVariables) {
-  const path = variables.DATABASE_PATH;
-  return {
-    nodeEnv: variables.NODE_ENV,
-    port: variables.PORT,
-    host: variables.HOST,
-    databasePath: path === ':memory:' || isAbsolute(path) ? path : resolve(path),
-    /** PostgreSQL; null: SQLite at `databasePath`. */
-    databaseUrl: databaseUrl(variables),
-    databaseSchema: variables.DATABASE_SCHEMA,
-    dbPoolSize: variables.DB_POOL_SIZE,
-    dbConnectTimeoutMs: variables.DB_CONNECT_TIMEOUT_MS,
-    dbStatementTimeoutMs: variables.DB_STATEMENT_TIMEOUT_MS,
-    dbOutageWaitMs: variables.DB_OUTAGE_WAIT_MS,
-    dbOutageMaxWaiting: variables.DB_OUTAGE_MAX_WAITING,
-    rateLimitEnabled: variables.RATE_LIMIT_ENABLED,
-    rateLimitPerMinute: variables.RATE_LIMIT_PER_MINUTE,
-    authFailuresPerMinute: variables.AUTH_FAILURES_PER_MINUTE,
-    redisUrl: variables.REDIS_URL ?? null,
-    readCacheSize: variables.READ_CACHE_SIZE,
-    readCacheMegabytes: variables.READ_CACHE_MB,
-    readCacheStaleMs: variables.READ_CACHE_STALE_MS,
-    sqliteSynchronous: variables.SQLITE_SYNCHRONOUS,
-    sqliteBusyTimeoutMs: variables.SQLITE_BUSY_TIMEOUT_MS,
-    apiKeys: variables.API_KEYS as readonly string[],
-    productionBaseUrl: withoutTrailingSlashes(variables.PRODUCTION_BASE_URL),
-    stagingBaseUrl: withoutTrailingSlashes(variables.STAGING_BASE_URL),
-    bodyLimitBytes: 16 * 1024,
-    logLevel: variables.LOG_LEVEL,
-    corsOrigins: variables.CORS_ORIGINS.map((origin) => new URL(origin).origin) as readonly string[],
-    trustProxy: variables.TRUST_PROXY,
-    shutdownTimeoutMs: variables.SHUTDOWN_TIMEOUT_MS,
-    shutdownDrainMs: variables.SHUTDOWN_DRAIN_MS,
-    http: {
-      headersTimeoutMs: variables.HTTP_HEADERS_TIMEOUT_MS,
-      requestTimeoutMs: variables.HTTP_REQUEST_TIMEOUT_MS,
-      idleTimeoutMs: variables.HTTP_IDLE_TIMEOUT_MS,
-      maxPipelined: variables.HTTP_MAX_PIPELINED,
-      /** 0: no cap. */
-      maxConnections: variables.HTTP_MAX_CONNECTIONS,
-    },
-    swaggerEnabled: variables.SWAGGER_ENABLED,
-    metricsPort: variables.METRICS_PORT ?? null,
-    metricsHost: variables.METRICS_HOST,
-  };
+function buildsPostgresUrl(location: PostgresLocation): boolean {
+  return location.url === undefined && location.type === 'postgres';
 }
 
-function buildsPostgresUrl(variables: EnvironmentVariables): boolean {
-  return variables.DATABASE_URL === undefined && variables.DB_TYPE === 'postgres';
-}
-
-function databaseUrl(variables: EnvironmentVariables): string | null {
-  if (variables.DATABASE_URL !== undefined) return variables.DATABASE_URL;
-  if (!buildsPostgresUrl(variables)) return null;
+function postgresUrl(location: PostgresLocation): string | null {
+  if (location.url !== undefined) return location.url;
+  if (!buildsPostgresUrl(location)) return null;
   const url = new URL('postgres://localhost');
-  url.hostname = variables.DB_HOST;
-  url.port = String(variables.DB_PORT);
-  url.username = encodeURIComponent(variables.DB_USER);
-  url.password = encodeURIComponent(variables.DB_PASSWORD);
-  url.pathname = `/${encodeURIComponent(variables.DB_NAME)}`;
+  url.hostname = location.host;
+  url.port = String(location.port);
+  url.username = encodeURIComponent(location.user);
+  url.password = encodeURIComponent(location.password);
+  url.pathname = `/${encodeURIComponent(location.name)}`;
   return url.toString();
 }
 
-function withoutTrailingSlashes(url: string): string {
-  return url.replace(/\/+$/, '');
+function withoutTrailingSlashes({ value }: { value: unknown }): unknown {
+  return typeof value === 'string' ? value.replace(/\/+$/, '') : value;
 }
 
 function parsedUrl(value: string): URL | undefined {
@@ -283,8 +240,8 @@ function parsedUrl(value: string): URL | undefined {
 }
 
 // Never print DATABASE_URL or REDIS_URL: they may hold a password.
-function postgresUrlProblem(value: string, variables: EnvironmentVariables): string | undefined {
-  if (variables.DB_TYPE === 'sqlite') return 'is set but DB_TYPE is sqlite: unset one of them';
+function postgresUrlProblem(value: string, location: PostgresLocation): string | undefined {
+  if (location.type === 'sqlite') return 'is set but DB_TYPE is sqlite: unset one of them';
   const url = parsedUrl(value);
   if (url === undefined) return 'must be a URL like postgres://user:password@host:5432/database';
   if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
@@ -354,16 +311,11 @@ function trustProxyProblem(value: TrustProxy | string): string | undefined {
   return `must be true, false, a number of hops, or a comma-separated list of addresses, subnets, loopback, linklocal, uniquelocal ${got(value)}`;
 }
 
-function metricsPortProblem(port: number | string, variables: EnvironmentVariables): string | undefined {
-  if (port === 0 || port !== variables.PORT) return undefined;
-  return `must differ from PORT (both ${port}): metrics have their own listener`;
-}
-
 /** The database, for messages: the SQLite path, or the PostgreSQL URL without its password. */
-export function describeDatabase(config: AppConfig): string {
-  if (config.databaseUrl === null)
-    return `${config.databasePath} (SQLite, WAL, synchronous=${config.sqliteSynchronous})`;
-  const url = new URL(config.databaseUrl);
+export function describeDatabase(database: DatabaseConfig): string {
+  if (database.url === null)
+    return `${database.path} (SQLite, WAL, synchronous=${database.sqliteSynchronous})`;
+  const url = new URL(database.url);
   if (url.password) url.password = '***';
-  return `${url.toString()} (PostgreSQL, schema ${config.databaseSchema})`;
+  return `${url.toString()} (PostgreSQL, schema ${database.schema})`;
 }

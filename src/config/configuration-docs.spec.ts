@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ENVIRONMENT_VARIABLES, EnvironmentVariables } from './app-config';
+import { ENVIRONMENT_DEFAULTS } from './app-config';
 
 const ROOT = join(__dirname, '..', '..');
+const ENVIRONMENT_VARIABLES = [...ENVIRONMENT_DEFAULTS.keys()];
 const HEADER = '| variable | default | meaning |';
 
 /** Read by the OpenTelemetry SDK itself (see src/observability/tracing.ts), not by the schema. */
@@ -33,13 +34,10 @@ function exampleLines(): { name: string; value: string; commented: boolean }[] {
     .map(([, comment, name, value]) => ({ name, value, commented: comment !== undefined }));
 }
 
-type Default = string | number | boolean | string[] | undefined;
-const defaults = new EnvironmentVariables() as unknown as Record<string, Default>;
-
 /** The default as the docs write it, or undefined for a variable that is unset by default. */
 function writtenDefault(name: string): string | undefined {
-  const value = defaults[name];
-  if (value === undefined || value === '' || (Array.isArray(value) && value.length === 0)) return undefined;
+  const value = ENVIRONMENT_DEFAULTS.get(name);
+  if (value == null || value === '' || (Array.isArray(value) && value.length === 0)) return undefined;
   return String(value);
 }
 

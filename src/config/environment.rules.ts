@@ -1,15 +1,5 @@
-import { Transform } from 'class-transformer';
-import {
-  getMetadataStorage,
-  IsBoolean,
-  IsIn,
-  IsInt,
-  Matches,
-  Max,
-  Min,
-  ValidateBy,
-  ValidationArguments,
-} from 'class-validator';
+import { Expose, Transform } from 'class-transformer';
+import { IsBoolean, IsIn, IsInt, Matches, Max, Min, ValidateBy, ValidationArguments } from 'class-validator';
 
 // The decorators of the environment schema. A transform types a well-formed string and leaves
 // anything else as written, so the check after it quotes what the operator wrote.
@@ -17,10 +7,28 @@ import {
 /** `(got "value")`, for rules about values that are no secret. */
 export const got = (value: unknown): string => `(got "${String(value)}")`;
 
+const names = new WeakMap<object, Map<string, string>>();
+
+/** The environment variable a setting is read from; problems are named after it. */
+export function Variable(name: string): PropertyDecorator {
+  return (target, property) => {
+    Expose({ name })(target, property);
+    names.set(target, new Map(names.get(target)).set(String(property), name));
+  };
+}
+
+/** A slice's settings and the variable of each, in the order declared. */
+export function variablesOf(slice: new () => object): ReadonlyMap<string, string> {
+  return names.get(slice.prototype as object) ?? new Map<string, string>();
+}
+
+const nameOf = ({ object, property }: ValidationArguments): string =>
+  names.get(Object.getPrototypeOf(object) as object)?.get(property) ?? property;
+
 const quoting =
   (rule: string) =>
-  ({ property, value }: ValidationArguments): string =>
-    `${property} ${rule} ${got(value)}`;
+  (args: ValidationArguments): string =>
+    `${nameOf(args)} ${rule} ${got(args.value)}`;
 
 function all(...decorators: PropertyDecorator[]): PropertyDecorator {
   return (target, property) => decorators.forEach((decorate) => decorate(target, property));
@@ -91,12 +99,7 @@ export function Satisfies<V, T extends object = object>(
     name: problemOf.name,
     validator: {
       validate: (_value: unknown, args?: ValidationArguments) => problem(args!) === undefined,
-      defaultMessage: (args?: ValidationArguments) => `${args!.property} ${problem(args!)}`,
+      defaultMessage: (args?: ValidationArguments) => `${nameOf(args!)} ${problem(args!)}`,
     },
   });
-}
-
-export function declaredProperties(schema: new () => object): string[] {
-  const metadata = getMetadataStorage().getTargetValidationMetadatas(schema, '', true, false);
-  return [...new Set(metadata.map(({ propertyName }) => propertyName))];
 }

@@ -2,7 +2,7 @@ import { DynamicModule, Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSourceOptions } from 'typeorm';
 import { ERROR_TRANSLATOR } from '../common/errors/api-exception';
-import { AppConfig } from '../config/app-config';
+import { DatabaseConfig } from '../config/app-config';
 import { ModuleSchema } from './module-schema';
 import { dataSourceOptions, openDatabase } from './database.options';
 import { CHANGE_NOTICES_OPTIONS, ChangeNotices } from './change-notices';
@@ -13,26 +13,26 @@ import { READ_CACHE_OPTIONS, ResourceStores } from './resource-store';
 @Global()
 @Module({})
 export class DatabaseModule {
-  static forRoot(config: AppConfig, schemas: readonly ModuleSchema[]): DynamicModule {
+  static forRoot(database: DatabaseConfig, schemas: readonly ModuleSchema[]): DynamicModule {
     return {
       module: DatabaseModule,
       imports: [
         TypeOrmModule.forRootAsync({
           // No retries: a database that cannot be opened is a configuration error to report now.
           useFactory: () => ({
-            ...dataSourceOptions(config, schemas),
+            ...dataSourceOptions(database, schemas),
             entities: [],
             autoLoadEntities: true,
             retryAttempts: 0,
           }),
           dataSourceFactory: (options?: DataSourceOptions) =>
-            openDatabase(config, options ?? dataSourceOptions(config, schemas)),
+            openDatabase(database, options ?? dataSourceOptions(database, schemas)),
         }),
       ],
       providers: [
-        { provide: READ_CACHE_OPTIONS, useValue: config },
+        { provide: READ_CACHE_OPTIONS, useValue: database },
         ResourceStores,
-        { provide: CHANGE_NOTICES_OPTIONS, useValue: config },
+        { provide: CHANGE_NOTICES_OPTIONS, useValue: database },
         ChangeNotices,
         { provide: ERROR_TRANSLATOR, useFactory: translateOutage },
       ],

@@ -6,7 +6,7 @@ import { dataSourceOptions, SQLITE3_DRIVER } from './database.options';
 
 /** The app's options on a throwaway database, without TypeORM logging the expected failure. */
 const options = () => ({
-  ...dataSourceOptions(loadConfig({ DATABASE_PATH: ':memory:' }), SCHEMAS),
+  ...dataSourceOptions(loadConfig({ DATABASE_PATH: ':memory:' }).database, SCHEMAS),
   logging: false,
 });
 

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import * as sqlite3 from 'sqlite3';
 import { DataSource, DataSourceOptions } from 'typeorm';
-import { AppConfig } from '../config/app-config';
+import { DatabaseConfig } from '../config/app-config';
 import { AppDataSource } from './dialect';
 import { entitiesOf, migrationsOf, ModuleSchema } from './module-schema';
 import { installOutageWait } from './outage-wait';
@@ -20,7 +20,10 @@ export const SQLITE3_DRIVER: typeof sqlite3 = Object.create(sqlite3, {
 }) as typeof sqlite3;
 
 /** The TypeORM options of the configured database; int8 is read as a number (ours stay below 2^53). */
-export function dataSourceOptions(config: AppConfig, schemas: readonly ModuleSchema[]): DataSourceOptions {
+export function dataSourceOptions(
+  database: DatabaseConfig,
+  schemas: readonly ModuleSchema[],
+): DataSourceOptions {
   const common = {
     entities: entitiesOf(schemas),
     migrations: migrationsOf(schemas),
@@ -29,35 +32,35 @@ export function dataSourceOptions(config: AppConfig, schemas: readonly ModuleSch
     // Failed queries reach the exception filter, which logs them once.
     logging: false,
   };
-  if (config.databaseUrl !== null) {
+  if (database.url !== null) {
     return {
       ...common,
       type: 'postgres',
-      url: config.databaseUrl,
-      schema: config.databaseSchema,
+      url: database.url,
+      schema: database.schema,
       parseInt8: true,
       applicationName: 'petstore',
-      poolSize: config.dbPoolSize,
-      connectTimeoutMS: config.dbConnectTimeoutMs,
+      poolSize: database.poolSize,
+      connectTimeoutMS: database.connectTimeoutMs,
       // search_path too, so that raw SQL (an operator's, a test's) sees the same tables.
       extra: {
-        statement_timeout: config.dbStatementTimeoutMs,
-        options: `-c search_path=${config.databaseSchema}`,
+        statement_timeout: database.statementTimeoutMs,
+        options: `-c search_path=${database.schema}`,
       },
     };
   }
-  if (config.databasePath !== ':memory:') mkdirSync(dirname(config.databasePath), { recursive: true });
+  if (database.path !== ':memory:') mkdirSync(dirname(database.path), { recursive: true });
   return {
     ...common,
     type: 'sqlite',
     driver: SQLITE3_DRIVER,
-    database: config.databasePath,
+    database: database.path,
     enableWAL: true,
-    busyTimeout: config.sqliteBusyTimeoutMs,
+    busyTimeout: database.sqliteBusyTimeoutMs,
   };
 }
 
-async function migrate(dataSource: DataSource, config: AppConfig): Promise<void> {
+async function migrate(dataSource: DataSource, database: DatabaseConfig): Promise<void> {
   if (dataSource.options.type !== 'postgres') {
     await dataSource.runMigrations({ transaction: 'each' });
     return;
@@ -65,7 +68,7 @@ async function migrate(dataSource: DataSource, config: AppConfig): Promise<void>
   const runner = dataSource.createQueryRunner();
   try {
     await runner.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
-    await runner.query(`CREATE SCHEMA IF NOT EXISTS "${config.databaseSchema}"`);
+    await runner.query(`CREATE SCHEMA IF NOT EXISTS "${database.schema}"`);
     await dataSource.runMigrations({ transaction: 'each' });
   } finally {
     await runner.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_ID]).catch(() => undefined);
@@ -74,13 +77,16 @@ async function migrate(dataSource: DataSource, config: AppConfig): Promise<void>
 }
 
 /** Connects, migrates and sets SQLite's durability and gate (its driver holds one connection: one PRAGMA does). */
-export async function openDatabase(config: AppConfig, options: DataSourceOptions): Promise<DataSource> {
+export async function openDatabase(
+  database: DatabaseConfig,
+  options: DataSourceOptions,
+): Promise<DataSource> {
   const dataSource = await new AppDataSource(options).initialize();
   try {
-    await migrate(dataSource, config);
-    installOutageWait(dataSource, { waitMs: config.dbOutageWaitMs, maxWaiting: config.dbOutageMaxWaiting });
+    await migrate(dataSource, database);
+    installOutageWait(dataSource, { waitMs: database.outageWaitMs, maxWaiting: database.outageMaxWaiting });
     if (dataSource.options.type === 'sqlite') {
-      await dataSource.query(`PRAGMA synchronous = ${config.sqliteSynchronous}`);
+      await dataSource.query(`PRAGMA synchronous = ${database.sqliteSynchronous}`);
       installSqliteGate(dataSource);
     }
   } catch (error) {

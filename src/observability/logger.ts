@@ -3,9 +3,12 @@ import { AppConfig } from '../config/app-config';
 import { REDACT_PATHS, REDACTED } from './redact';
 
 /** Writes are synchronous so that nothing is lost on exit. */
-export function createRootLogger(config: AppConfig, destination?: DestinationStream): Logger {
+export function createRootLogger(
+  config: Pick<AppConfig, 'log' | 'nodeEnv'>,
+  destination?: DestinationStream,
+): Logger {
   const options: pino.LoggerOptions = {
-    level: config.logLevel,
+    level: config.log.level,
     redact: { paths: REDACT_PATHS, censor: REDACTED },
   };
   if (destination === undefined && config.nodeEnv !== 'production') {

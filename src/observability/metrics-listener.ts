@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { BeforeApplicationShutdown, OnApplicationBootstrap, OnModuleInit } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { DataSource, Logger as TypeOrmLogger } from 'typeorm';
-import { AppConfig } from '../config/app-config';
+import { MetricsConfig } from '../config/app-config';
 import { Metrics } from './metrics';
 import { shutdownTracing } from './tracing-state';
 
@@ -22,7 +22,7 @@ export class MetricsListener implements OnModuleInit, OnApplicationBootstrap, Be
 
   constructor(
     private readonly metrics: Metrics,
-    private readonly config: Pick<AppConfig, 'metricsPort' | 'metricsHost'>,
+    private readonly config: MetricsConfig,
     private readonly moduleRef: ModuleRef,
   ) {}
 
@@ -52,7 +52,7 @@ export class MetricsListener implements OnModuleInit, OnApplicationBootstrap, Be
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    if (!this.metrics.enabled || this.config.metricsPort === null) return;
+    if (!this.metrics.enabled || this.config.port === null) return;
     const server = createServer((req, res) => {
       const path = (req.url ?? '').split('?')[0];
       if (path !== METRICS_PATH || (req.method !== 'GET' && req.method !== 'HEAD')) {
@@ -66,13 +66,9 @@ export class MetricsListener implements OnModuleInit, OnApplicationBootstrap, Be
     });
     await new Promise<void>((resolve, reject) => {
       server.once('error', (error) =>
-        reject(
-          new Error(
-            `metrics listener on ${this.config.metricsHost}:${this.config.metricsPort}: ${error.message}`,
-          ),
-        ),
+        reject(new Error(`metrics listener on ${this.config.host}:${this.config.port}: ${error.message}`)),
       );
-      server.listen(this.config.metricsPort!, this.config.metricsHost, () => resolve());
+      server.listen(this.config.port!, this.config.host, () => resolve());
     });
     this.server = server;
   }

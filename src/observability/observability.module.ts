@@ -1,7 +1,7 @@
 import { DynamicModule, Global, Module } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import type { Logger } from 'pino';
-import { AppConfig } from '../config/app-config';
+import { MetricsConfig } from '../config/app-config';
 import { Metrics } from './metrics';
 import { MetricsListener } from './metrics-listener';
 import { PinoNestLogger } from './nest-logger';
@@ -9,8 +9,8 @@ import { PinoNestLogger } from './nest-logger';
 export const ROOT_LOGGER = Symbol('ROOT_LOGGER');
 
 /** prom-client is loaded only when metrics are on: a smaller heap and a faster start otherwise. */
-function createMetrics(config: AppConfig): Metrics {
-  if (config.metricsPort === null) return new Metrics();
+function createMetrics(config: MetricsConfig): Metrics {
+  if (config.port === null) return new Metrics();
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { PrometheusMetrics } = require('./prometheus-metrics') as typeof import('./prometheus-metrics');
   return new PrometheusMetrics();
@@ -19,7 +19,7 @@ function createMetrics(config: AppConfig): Metrics {
 @Global()
 @Module({})
 export class ObservabilityModule {
-  static forRoot(config: AppConfig, logger: Logger): DynamicModule {
+  static forRoot(config: MetricsConfig, logger: Logger): DynamicModule {
     return {
       module: ObservabilityModule,
       providers: [

@@ -1,11 +1,11 @@
 import { BEARER_CHALLENGE, INVALID_TOKEN_CHALLENGE } from '../common/errors/bearer-challenge';
 import { MAX_EXACT_INTEGER } from '../common/validation/int64';
 import { errorCatalogueTable } from '../common/errors/error-codes';
-import { AppConfig } from '../config/app-config';
+import { HttpConfig } from '../config/app-config';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../common/pagination/page-query';
 
 /** The `info.description` of the OpenAPI document (Markdown): what holds for every operation. */
-export function apiDescription(config: Pick<AppConfig, 'bodyLimitBytes'>): string {
+export function apiDescription(http: Pick<HttpConfig, 'bodyLimitBytes'>): string {
   return `The pet store catalogue. Each tag below is one collection of resources, at a path relative
 to a server URL that ends in the version segment \`/v1\`.
 
@@ -26,7 +26,7 @@ ${errorCatalogueTable()}
 ## Limits
 - \`limit\` of every list: 1 to ${MAX_PAGE_SIZE}, default ${DEFAULT_PAGE_SIZE}; items come in
   ascending id order.
-- Request bodies: JSON in UTF-8, at most ${config.bodyLimitBytes / 1024} KiB.
+- Request bodies: JSON in UTF-8, at most ${http.bodyLimitBytes / 1024} KiB.
 - Text properties (\`name\`, ...): 1 up to their \`maxLength\` characters (Unicode code points),
   not blank, no control characters; stored exactly as sent.
 - Ids (and references to them): integers (\`int64\`) from 1 to ${MAX_EXACT_INTEGER} (2^53 - 1, the

@@ -29,11 +29,11 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
   const builder = new DocumentBuilder()
     .setTitle('Pet Store API')
     .setVersion('1.0.0')
-    .setDescription(apiDescription(config))
+    .setDescription(apiDescription(config.http))
     .setLicense('MIT', 'https://opensource.org/license/mit')
     .addServer(`/${API_PREFIX}`, 'This instance (local to this document: the server that serves it)')
-    .addServer(config.productionBaseUrl, 'Production')
-    .addServer(config.stagingBaseUrl, 'Staging')
+    .addServer(config.docs.productionBaseUrl, 'Production')
+    .addServer(config.docs.stagingBaseUrl, 'Staging')
     .addBearerAuth(
       {
         type: 'http',
@@ -46,7 +46,7 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
     .addSecurityRequirements('bearer');
   for (const tag of resourceTags(app)) builder.addTag(tag.name, tag.description);
   const base = builder.build();
-  base.info.contact = { name: 'Pet Store API team', url: new URL(config.productionBaseUrl).origin };
+  base.info.contact = { name: 'Pet Store API team', url: new URL(config.docs.productionBaseUrl).origin };
   const document = SwaggerModule.createDocument(app, base, {
     ignoreGlobalPrefix: true,
     operationIdFactory: (controllerKey, methodKey) => `${controllerKey}${OPERATION_ID_SEPARATOR}${methodKey}`,
@@ -119,7 +119,7 @@ function declareHttpLayer(document: OpenAPIObject, config: AppConfig): void {
     const body = operation.requestBody as RequestBodyObject | undefined;
     if (!body) continue;
     body.description =
-      `JSON in UTF-8 (a \`charset\` parameter, if any, is \`utf-8\`), at most ${config.bodyLimitBytes} bytes ` +
+      `JSON in UTF-8 (a \`charset\` parameter, if any, is \`utf-8\`), at most ${config.http.bodyLimitBytes} bytes ` +
       'after any `Content-Encoding` (gzip, deflate or br) is undone; only the properties of its schema.';
     for (const media of Object.values(body.content)) {
       const ref = (media.schema as ReferenceObject | undefined)?.$ref;

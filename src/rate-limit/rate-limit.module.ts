@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { DynamicModule, Global, Module } from '@nestjs/common';
 import { ThrottlerModule } from '@nestjs/throttler';
 import { FAILED_AUTH_BUDGET } from '../auth/failed-auth-budget';
-import { AppConfig } from '../config/app-config';
+import { RateLimitConfig } from '../config/app-config';
 import { PinoNestLogger } from '../observability/nest-logger';
 import { AbuseLimiter } from './abuse-limiter';
 import { Counters, MemoryCounters, RedisCounters, ResilientCounters } from './counters';
@@ -41,15 +41,15 @@ async function redisCounters(url: string, logger: PinoNestLogger): Promise<Count
 @Global()
 @Module({})
 export class RateLimitModule {
-  static forRoot(config: AppConfig): DynamicModule {
-    if (!config.rateLimitEnabled) return { module: RateLimitModule };
+  static forRoot(config: RateLimitConfig): DynamicModule {
+    if (!config.enabled) return { module: RateLimitModule };
     return {
       module: RateLimitModule,
       imports: [
         ThrottlerModule.forRootAsync({
           inject: [COUNTERS],
           useFactory: (counters: Counters) => ({
-            throttlers: [{ name: 'default', ttl: 60_000, limit: config.rateLimitPerMinute }],
+            throttlers: [{ name: 'default', ttl: 60_000, limit: config.perMinute }],
             storage: counters,
             setHeaders: false,
           }),
@@ -61,12 +61,6 @@ export class RateLimitModule {
           inject: [PinoNestLogger],
           useFactory: (logger: PinoNestLogger) => {
             if (config.redisUrl) return redisCounters(config.redisUrl, logger);
-            if (config.databaseUrl) {
-              logger.warn(
-                'REDIS_URL is not set: rate limits are counted per instance, not shared',
-                'RateLimit',
-              );
-            }
             return new MemoryCounters();
           },
         },

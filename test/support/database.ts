@@ -7,6 +7,6 @@ import { SCHEMAS } from '../../src/features';
 export function openMigratedDatabase(
   env: Record<string, string> = { DATABASE_PATH: ':memory:' },
 ): Promise<DataSource> {
-  const config = loadConfig(env);
-  return openDatabase(config, dataSourceOptions(config, SCHEMAS));
+  const { database } = loadConfig(env);
+  return openDatabase(database, dataSourceOptions(database, SCHEMAS));
 }

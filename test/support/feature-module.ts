@@ -1,7 +1,6 @@
 import { Type } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
 import { loadConfig } from '../../src/config/app-config';
-import { AppConfigModule } from '../../src/config/config.module';
 import { DatabaseModule } from '../../src/database/database.module';
 import { SCHEMAS } from '../../src/features';
 
@@ -14,8 +13,7 @@ export function featureTestingModule(
   feature: Type,
   env: Record<string, string> = { DATABASE_PATH: ':memory:' },
 ): Promise<TestingModule> {
-  const config = loadConfig(env);
   return Test.createTestingModule({
-    imports: [AppConfigModule.forRoot(config), DatabaseModule.forRoot(config, SCHEMAS), feature],
+    imports: [DatabaseModule.forRoot(loadConfig(env).database, SCHEMAS), feature],
   }).compile();
 }
