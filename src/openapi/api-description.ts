@@ -49,8 +49,9 @@ original \`201\` (same id, same body, \`Idempotent-Replayed: true\`) and creates
 Where a collection has them, \`PATCH\` changes a resource with a JSON merge patch (RFC 7396,
 \`application/merge-patch+json\`) and \`DELETE\` removes it (\`204\`). Its answers carry an
 \`ETag\`; a \`PATCH\` must send it back in \`If-Match\` (\`428\` without, \`412\` when the
-resource has changed since), a \`DELETE\` may. Reads never return a version older than the last
-change acknowledged, on any instance.
+resource has changed since), a \`DELETE\` may. Once a change is answered, the instance that
+answered it never returns an older version; other instances stop within a second (usually
+milliseconds).
 
 ## When the database is unavailable
 While the database is unreachable, restarting or out of space, operations answer \`503
