@@ -242,26 +242,21 @@ function parsedUrl(value: string): URL | undefined {
 // Never print DATABASE_URL or REDIS_URL: they may hold a password.
 function postgresUrlProblem(value: string, location: PostgresLocation): string | undefined {
   if (location.type === 'sqlite') return 'is set but DB_TYPE is sqlite: unset one of them';
-  const url = parsedUrl(value);
-  if (url === undefined) return 'must be a URL like postgres://user:password@host:5432/database';
-  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
-    return 'must start with postgres:// or postgresql://';
-  }
-  return undefined;
+  if (parsedUrl(value) === undefined) return 'must be a URL like postgres://user:password@host:5432/database';
+  return isUrlOf(value, 'postgres:', 'postgresql:')
+    ? undefined
+    : 'must start with postgres:// or postgresql://';
 }
 
+const isUrlOf = (value: string, ...protocols: string[]) =>
+  protocols.includes(parsedUrl(value)?.protocol ?? '');
+
 function redisUrlProblem(value: string): string | undefined {
-  const protocol = parsedUrl(value)?.protocol;
-  return protocol === 'redis:' || protocol === 'rediss:'
-    ? undefined
-    : 'must be a URL like redis://127.0.0.1:6379';
+  return isUrlOf(value, 'redis:', 'rediss:') ? undefined : 'must be a URL like redis://127.0.0.1:6379';
 }
 
 function httpUrlProblem(value: string): string | undefined {
-  const protocol = parsedUrl(value)?.protocol;
-  return protocol === 'http:' || protocol === 'https:'
-    ? undefined
-    : `must be an absolute http(s) URL ${got(value)}`;
+  return isUrlOf(value, 'http:', 'https:') ? undefined : `must be an absolute http(s) URL ${got(value)}`;
 }
 
 // Never print a key: the wrong one is named by its position.
@@ -274,15 +269,7 @@ function apiKeysProblem(keys: string[]): string | undefined {
 /** An origin as browsers send it: scheme, host and port, nothing else. */
 function isOrigin(entry: string): boolean {
   const url = parsedUrl(entry);
-  return (
-    url !== undefined &&
-    (url.protocol === 'http:' || url.protocol === 'https:') &&
-    url.username === '' &&
-    url.password === '' &&
-    url.pathname === '/' &&
-    !entry.includes('?') &&
-    !entry.includes('#')
-  );
+  return isUrlOf(entry, 'http:', 'https:') && `${url!.origin}/` === url!.href;
 }
 
 function corsOriginsProblem(origins: string[]): string | undefined {
