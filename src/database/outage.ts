@@ -6,17 +6,15 @@ export const OUTAGE_RETRY_AFTER_SECONDS = 2;
 /** Outage errors closer together than this are one burst: one warning for all of them. */
 const BURST_GAP_MS = 30_000;
 
-/** Socket errors of a connection that could not be made, or broke. */
 const NETWORK_CODES =
   /^E(CONNREFUSED|CONNRESET|CONNABORTED|PIPE|TIMEDOUT|HOSTUNREACH|HOSTDOWN|NETUNREACH|NETDOWN|AI_AGAIN)$/;
 
 /** PostgreSQL SQLSTATEs of a server away or refusing work: class 08, 57P01-03, 53100-53300. */
 const POSTGRES_CODES = /^(08[0-9A-Z]{3}|57P0[1-3]|53[1-3]00)$/;
 
-/** SQLite: locked past the busy timeout, disk full, read-only, I/O error, cannot open. */
 const SQLITE_CODES = /^SQLITE_(BUSY|FULL|READONLY|IOERR|CANTOPEN)$/;
 
-/** node-postgres errors without a code: a pool or client whose connection is gone. */
+/** node-postgres errors without a code. */
 const POSTGRES_MESSAGES =
   /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed|Connection ended|terminating connection)/i;
 
@@ -52,7 +50,7 @@ function* layers(error: unknown): Generator<object> {
   }
 }
 
-/** Why `error` means the database is unavailable (codes and first words, never SQL), or undefined. */
+/** Why the database is unavailable (codes and first words, never SQL), or undefined. */
 export function databaseOutageCause(error: unknown): string | undefined {
   for (const layer of layers(error)) {
     const code = codeOf(layer);
@@ -67,7 +65,6 @@ export function databaseOutageCause(error: unknown): string | undefined {
   return undefined;
 }
 
-/** Whether `error` is a connection that broke under a query (a read may go again on a new one). */
 export function isBrokenConnection(error: unknown): boolean {
   for (const layer of layers(error)) {
     const code = codeOf(layer);
@@ -104,7 +101,6 @@ export class OutageLog {
   }
 }
 
-/** For the exception filter: an outage is 503 `service_unavailable`, warned once per burst. */
 export function translateOutage(log = new OutageLog()): ErrorTranslator {
   return (error) => {
     const cause = databaseOutageCause(error);
