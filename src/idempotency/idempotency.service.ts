@@ -76,7 +76,7 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
     }
   }
 
-  /** Within the database's outage wait, a claim whose answer was lost is tried again, and takes its own record over. */
+  /** Within the outage wait, a claim whose answer was lost is tried again and takes its own record over. */
   claim(owner: string, idempotencyKey: string, requestHash: string, now = Date.now()): Promise<Claim> {
     let createdAt: number | undefined;
     return beforeCommit(this.records.manager.connection, async () => {
