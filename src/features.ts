@@ -22,7 +22,6 @@ export const FEATURES: readonly Feature[] = [
   // generate:module adds new features above this line
 ];
 
-/** For the app, and for the commands that open the database without Nest. */
 export const SCHEMAS: readonly ModuleSchema[] = FEATURES.flatMap((feature) =>
   feature.schema ? [feature.schema] : [],
 );

@@ -38,11 +38,10 @@ export function hashApiKey(key: string): string {
 @Injectable()
 export class ApiKeysService {
   private readonly logger = new Logger('ApiKeys');
-  /** Trusted until `until`, but kept for KNOWN_KEY_MS so that `isKnown` remembers it. */
+  /** Trusted until `until`, but kept for KNOWN_KEY_MS for `isKnown`. */
   private readonly verified = boundedLru<string, { id: number; until: number }>(CACHE_LIMIT, {
     ttl: KNOWN_KEY_MS,
   });
-  /** So that a repeated wrong key is not a query each time. */
   private readonly refused = boundedLru<string, { verdict: Exclude<KeyVerdict, 'valid'>; until: number }>(
     CACHE_LIMIT,
     { ttl: UNKNOWN_CACHE_MS },
