@@ -38,6 +38,11 @@ function codeOf(error: object): string | undefined {
   return typeof code === 'string' ? code : undefined;
 }
 
+function messageOf(error: object): string {
+  const message = (error as { message?: unknown }).message;
+  return typeof message === 'string' ? message : '';
+}
+
 function* layers(error: unknown): Generator<object> {
   let current = error;
   for (let depth = 0; depth < 4 && current !== null && typeof current === 'object'; depth++) {
@@ -54,8 +59,7 @@ function* layers(error: unknown): Generator<object> {
 export function databaseOutageCause(error: unknown): string | undefined {
   for (const layer of layers(error)) {
     const code = codeOf(layer);
-    const message = (layer as { message?: unknown }).message;
-    const text = typeof message === 'string' ? message.split('\n')[0].slice(0, 160) : '';
+    const text = messageOf(layer).split('\n')[0].slice(0, 160);
     if (code && (NETWORK_CODES.test(code) || POSTGRES_CODES.test(code) || SQLITE_CODES.test(code))) {
       return text.includes(code) ? text : `${code}: ${text}`;
     }
@@ -66,16 +70,8 @@ export function databaseOutageCause(error: unknown): string | undefined {
 }
 
 export function isBrokenConnection(error: unknown): boolean {
-  for (const layer of layers(error)) {
-    const code = codeOf(layer);
-    const message = (layer as { message?: unknown }).message;
-    if (
-      (code && BROKEN_CONNECTION.test(code)) ||
-      (typeof message === 'string' && BROKEN_CONNECTION.test(message))
-    ) {
-      return true;
-    }
-  }
+  for (const layer of layers(error))
+    if (BROKEN_CONNECTION.test(codeOf(layer) ?? '') || BROKEN_CONNECTION.test(messageOf(layer))) return true;
   return false;
 }
 
@@ -95,9 +91,7 @@ export class OutageLog {
     const now = this.now();
     const newBurst = now - this.lastFailure > BURST_GAP_MS;
     this.lastFailure = now;
-    if (newBurst) {
-      this.logger.warn(`database unavailable, answering 503 until it is back: ${cause}`);
-    }
+    if (newBurst) this.logger.warn(`database unavailable, answering 503 until it is back: ${cause}`);
   }
 }
 

@@ -107,9 +107,8 @@ export class ResourceStore<E extends Row> {
   /** A page in ascending id order from `cursor` (400 if not one of this list's), with the next cursor. */
   async page(request: { limit: number; cursor?: string }, filter: PageFilter<E> = {}): Promise<Page<E>> {
     const where: Record<string, unknown> = {};
-    for (const [name, value] of Object.entries(filter) as [string, unknown][]) {
+    for (const [name, value] of Object.entries(filter) as [string, unknown][])
       if (value !== undefined) where[name] = value;
-    }
     const values = Object.values(where).map(String);
     const filterValue = values.length === 0 ? null : values.length === 1 ? values[0] : JSON.stringify(values);
     const afterId =

@@ -99,11 +99,7 @@ export function answerProtocolErrors(server: Server, warn?: Warn): void {
     answerClientError(error, socket, warn),
   );
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
-    const { status, headers, body } = errorResponse(
-      'expectation_failed',
-      ERROR_CODES.expectation_failed.message,
-      requestIdFor(req, res),
-    );
+    const { status, headers, body } = errorResponse('expectation_failed', undefined, requestIdFor(req, res));
     res.writeHead(status, headers).end(body);
   });
   server.on('connect', (_req: IncomingMessage, socket: Duplex) => {

@@ -31,9 +31,8 @@ export class RouteIndex {
 
   allowedMethods(path: string): string[] {
     const allowed = new Set<string>();
-    for (const route of this.index()) {
+    for (const route of this.index())
       if (route.matches(path)) route.methods.forEach((method) => allowed.add(method));
-    }
     if (allowed.has('GET')) allowed.add('HEAD');
     return [...allowed].sort();
   }

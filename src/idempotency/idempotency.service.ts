@@ -130,9 +130,7 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
           this.unreleased.delete(abandoned);
           continue;
         }
-        if (existing.requestHash !== requestHash) {
-          throw new ApiException('idempotency_key_reused');
-        }
+        if (existing.requestHash !== requestHash) throw new ApiException('idempotency_key_reused');
         if (existing.state === 'in_flight') throw conflict(existing.expiresAt - Date.now());
         return {
           kind: 'replay',

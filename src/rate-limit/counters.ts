@@ -71,9 +71,8 @@ export class MemoryCounters implements Counters {
       window.endsAt = now + ttl;
     }
     window.hits += 1;
-    if (window.blockedUntil <= now && window.hits > limit && blockDuration > 0) {
+    if (window.blockedUntil <= now && window.hits > limit && blockDuration > 0)
       window.blockedUntil = now + blockDuration;
-    }
     const refund = () => {
       if (window.endsAt > this.now() && window.hits > 0) window.hits -= 1;
       return Promise.resolve();

@@ -171,8 +171,7 @@ export const MAX_ERROR_DETAILS = 100;
 
 export function codeForStatus(status: number): ErrorCode {
   const match = (Object.keys(ERROR_CODES) as ErrorCode[]).find((code) => ERROR_CODES[code].status === status);
-  if (match) return match;
-  return status >= 500 ? 'internal_error' : 'bad_request';
+  return match ?? (status >= 500 ? 'internal_error' : 'bad_request');
 }
 
 export function errorCatalogueTable(): string {

@@ -20,12 +20,11 @@ export function encodeCursor(cursor: PageCursor): string {
 }
 
 const invalid = (message: string) => validationFailed([{ field: 'cursor', message }]);
+const NOT_OURS = 'cursor is not a cursor this service gave out (use the next link as it is)';
 
 export function decodeCursor(raw: string, filter: string | null | undefined, filterName = ''): PageCursor {
   const [payload, checksum, ...rest] = raw.split('.');
-  if (rest.length > 0 || !payload || checksum !== check(payload)) {
-    throw invalid('cursor is not a cursor this service gave out (use the next link as it is)');
-  }
+  if (rest.length > 0 || !payload || checksum !== check(payload)) throw invalid(NOT_OURS);
   let decoded: unknown;
   try {
     decoded = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
@@ -33,9 +32,8 @@ export function decodeCursor(raw: string, filter: string | null | undefined, fil
     decoded = undefined;
   }
   const [version, afterId, cursorFilter] = Array.isArray(decoded) ? (decoded as unknown[]) : [];
-  if (version !== VERSION || !Number.isSafeInteger(afterId) || (afterId as number) < 0) {
-    throw invalid('cursor is not a cursor this service gave out (use the next link as it is)');
-  }
+  if (version !== VERSION || !Number.isSafeInteger(afterId) || (afterId as number) < 0)
+    throw invalid(NOT_OURS);
   if (cursorFilter !== (filter ?? null)) {
     throw invalid(`cursor belongs to a list with another ${filterName ? `${filterName} ` : ''}filter`);
   }

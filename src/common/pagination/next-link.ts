@@ -11,9 +11,8 @@ export function setNextLink(
 ): void {
   if (cursor === undefined) return;
   const params = new URLSearchParams();
-  for (const [name, value] of Object.entries(query)) {
+  for (const [name, value] of Object.entries(query))
     if (value !== undefined && name !== 'cursor') params.set(name, String(value));
-  }
   params.set('cursor', cursor);
   res.setHeader('Link', `</${API_PREFIX}/${collection}?${params.toString()}>; rel="next"`);
 }

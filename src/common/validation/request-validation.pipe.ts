@@ -95,9 +95,8 @@ export class RequestValidationPipe implements PipeTransform {
   }
 
   private checkBodyShape(value: unknown, dto: abstract new (...args: never[]) => unknown): void {
-    if (!isPlainObject(value)) {
+    if (!isPlainObject(value))
       throw validationFailed([{ field: 'body', message: 'the request body must be a JSON object' }]);
-    }
     const known = this.propertiesOf(dto);
     const unknown = Object.keys(value).filter((key) => !known.has(key));
     if (unknown.length > 0) {
