@@ -20,7 +20,6 @@ export const FEATURES: readonly Feature[] = [
   // generate:module adds new features above this line
 ];
 
-/** For the app, and for the commands that open the database without Nest; keys first. */
 export const SCHEMAS: readonly ModuleSchema[] = [
   AUTH_SCHEMA,
   ...FEATURES.flatMap((feature) => (feature.schema ? [feature.schema] : [])),

@@ -14,22 +14,16 @@ function given(args: readonly string[], flags: RegExp): boolean {
   return args.some((arg) => flags.test(arg));
 }
 
-/** A heap limit of the process's own: V8 then sizes its growth by it. */
+/** A heap limit of the process's own: V8 then sizes its growth by it (NODE_OPTIONS included). */
 const HEAP_LIMIT =
   /^--(max[-_]old[-_]space[-_]size|max[-_]old[-_]space[-_]size[-_]percentage|max[-_]heap[-_]size)(=|$)/;
 const GROWTH = /^--heap[-_]growing[-_]percent(=|$)/;
 const MARKING = /^--(no-?|no_)?concurrent[-_]marking(=|$)/;
 const PRETENURING = /^--(no-?|no_)?allocation[-_]site[-_]pretenuring(=|$)/;
 
-/**
- * The V8 flags set at start, unless the command line (or NODE_OPTIONS, for heap limits) gives
- * its own: `--heap-growing-percent`; `--no-concurrent-marking` on one CPU, where the marking
- * thread would stall the request thread for tens of milliseconds at every full collection; and
- * `--no-allocation-site-pretenuring`: a burst of creates, each waiting for its commit, made V8
- * allocate the objects of every later request in the old generation, which then needed a full
- * collection every few hundred milliseconds for the rest of the process's life (list 0.65x,
- * p99 3-4x, peak RSS 1.2x, in about half the starts).
- */
+// Unless the command line gives its own. One CPU: concurrent marking stalled requests tens of ms per full GC.
+// Pretenuring: a burst of creates put every later request's objects in the old generation, then full GCs
+// every few hundred ms for the process's life (list 0.65x, p99 3-4x, peak RSS 1.2x, in half the starts).
 export function gcFlags(context: GcContext): string[] {
   const all = [...context.execArgv, ...context.nodeOptions.split(/\s+/)];
   const flags: string[] = [];
@@ -41,7 +35,7 @@ export function gcFlags(context: GcContext): string[] {
   return flags;
 }
 
-/** Sets `gcFlags` for this process; they apply from the next collection on. */
+/** They apply from the next collection on. */
 export function applyGcSettings(
   context: GcContext = {
     execArgv: process.execArgv,

@@ -15,11 +15,7 @@ const BEARER_SCHEME = /^bearer(\s|$)/i;
 /** `Bearer <token68>`, the scheme name case-insensitive (RFC 7235, RFC 6750). */
 const BEARER = new RegExp(`^Bearer +(${TOKEN68}) *$`, 'i');
 
-/**
- * Requests without a valid key spend their address's abuse budget, before any key-store lookup;
- * once it is spent they get 429. A key that turns out valid gets its unit back, and keys this
- * instance knows to be valid are never held back by it.
- */
+/** Without a valid key, a request spends its address's abuse budget before any lookup; valid ones refund. */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
   constructor(
@@ -27,7 +23,6 @@ export class ApiKeyGuard implements CanActivate {
     private readonly configuredKeys: ApiKeyStore,
     private readonly storedKeys: ApiKeysService,
     @Optional() private readonly metrics: Metrics = new Metrics(),
-    /** Absent when rate limits are off. */
     @Optional() @Inject(FAILED_AUTH_BUDGET) private readonly budget?: FailedAuthBudget,
   ) {}
 
@@ -92,7 +87,6 @@ export class ApiKeyGuard implements CanActivate {
     return isPublic;
   }
 
-  /** Spends a unit of the address's budget of failures; 429 once it is spent. */
   private async reserve(request: Request): Promise<Refund | undefined> {
     const reserved = await this.budget?.reserve(addressOf(request));
     if (reserved instanceof ApiException) {

@@ -38,11 +38,10 @@ export function hashApiKey(key: string): string {
 @Injectable()
 export class ApiKeysService {
   private readonly logger = new Logger('ApiKeys');
-  /** Trusted until `until`, but kept for KNOWN_KEY_MS so that `isKnown` remembers it. */
+  /** Trusted until `until`, but kept for KNOWN_KEY_MS for `isKnown`. */
   private readonly verified = boundedLru<string, { id: number; until: number }>(CACHE_LIMIT, {
     ttl: KNOWN_KEY_MS,
   });
-  /** So that a repeated wrong key is not a query each time. */
   private readonly refused = boundedLru<string, { verdict: Exclude<KeyVerdict, 'valid'>; until: number }>(
     CACHE_LIMIT,
     { ttl: UNKNOWN_CACHE_MS },
@@ -53,9 +52,8 @@ export class ApiKeysService {
 
   async create(name: string, now = Date.now()): Promise<CreatedApiKey> {
     const trimmed = name.trim();
-    if (trimmed === '' || [...trimmed].length > 100 || /[\u0000-\u001f\u007f]/.test(trimmed)) {
+    if (trimmed === '' || [...trimmed].length > 100 || /[\u0000-\u001f\u007f]/.test(trimmed))
       throw new ApiKeyError('the name must be 1 to 100 characters without control characters');
-    }
     const key = generateApiKey();
     const record: Omit<ApiKeyEntity, 'id'> = {
       name: trimmed,
@@ -99,9 +97,8 @@ export class ApiKeysService {
     // Never echo what could be a whole key.
     const given = idPrefixOrKey.length <= PREFIX_LENGTH ? `"${idPrefixOrKey}"` : 'given';
     if (matches.length === 0) throw new ApiKeyError(`no API key matches the id or prefix ${given}`);
-    if (matches.length > 1) {
+    if (matches.length > 1)
       throw new ApiKeyError(`the prefix ${given} matches ${matches.length} keys: use the id instead`);
-    }
     const [key] = matches;
     if (key.revokedAt === null) {
       key.revokedAt = now;

@@ -1,12 +1,7 @@
 import type { ApiException } from '../common/errors/api-exception';
 
-/** Per address, for requests without a valid key; provided by the rate limits. */
+/** Per address, provided by the rate limits: one atomic step of the counter store, so none overrun it. */
 export interface FailedAuthBudget {
-  /**
-   * Spends one unit of the address's budget, before any key is looked up, in one atomic step of
-   * the counter store: concurrent requests cannot overrun it. The refusal once it is spent, else
-   * what gives the unit back (the key was valid after all) to the store that took it.
-   */
   reserve(address: string): Promise<ApiException | Refund>;
 }
 

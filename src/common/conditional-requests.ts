@@ -12,12 +12,7 @@ export function setEtag<R extends { version: number }>(response: Response, row: 
   return row;
 }
 
-/**
- * The check of `If-Match` against a row as it is (RFC 9110 §13.1.1), run once the row is found (a
- * missing one is 404 first): `*`, or a list naming its ETag by strong comparison (a weak `W/"..."`
- * tag never matches), else 412 `precondition_failed`. Absent, it is 428 `precondition_required`
- * when `required`, else no condition. A malformed header is 400 at once.
- */
+/** `If-Match` by strong comparison (RFC 9110 §13.1.1): a weak `W/"..."` tag never matches. */
 export function ifMatch(header: string | undefined, required: boolean): (row: { version: number }) => void {
   if (header === undefined) {
     return required

@@ -5,15 +5,11 @@ export type Transitions<S extends string> = Readonly<Record<S, readonly S[]>>;
 
 const NONE = '(none)';
 
-/**
- * A record's states and the changes between them, as one table: the check of every change and the
- * table the document shows. From no state (where allowed) any is taken, and none is ever removed.
- */
+/** One table for the check of every change and the document; a state, once given, is never removed. */
 export class Lifecycle<S extends string> {
   constructor(
     readonly states: readonly S[],
     private readonly transitions: Transitions<S>,
-    /** `an animal`: the messages' words. */
     private readonly aNoun: string,
     /** What a record created without a state gets; null: none, until it is given one. */
     readonly initial: S | null,
@@ -29,7 +25,7 @@ export class Lifecycle<S extends string> {
     return to !== null && (this.transitions[from] ?? []).includes(to);
   }
 
-  /** 409 `invalid_transition`, naming both states, unless `to` (undefined: unchanged) may follow `from`. */
+  /** `to` undefined: unchanged. */
   check(from: S | null, to: S | null | undefined): void {
     if (to === undefined || this.allows(from, to)) return;
     const cause = to === null ? 'a status, once given, is never removed' : this.onward(from);
@@ -46,7 +42,6 @@ export class Lifecycle<S extends string> {
     );
   }
 
-  /** The table as Markdown, rows `from`, columns `to`: what the document's description shows. */
   table(): string {
     const rows = [...(this.initial === null ? [null] : []), ...this.states].map(
       (from) =>

@@ -1,7 +1,6 @@
 /** The version segment every API route lives under (the contract's base URLs end in it). */
 export const API_PREFIX = 'v1';
 
-/** Where a created resource lives: `/v1/<collection>/<id>`, the `Location` of its 201. */
 export function resourceLocation(collection: string, id: number): string {
   return `/${API_PREFIX}/${collection}/${id}`;
 }

@@ -3,15 +3,10 @@ interface JsonText {
   bytes: number;
 }
 
-/** Response bodies made by `responseOf`, by what they were made from; and their JSON once written. */
 const bodies = new WeakMap<object, object>();
 const texts = new WeakMap<object, JsonText | null>();
 
-/**
- * The response body `build` makes from `source`, made once per source object: a row or page the
- * read cache hands out again gets the same body, whose JSON the HTTP adapter writes without
- * serialising it again (docs/architecture.md). Such a body must never be changed.
- */
+/** One body per source object: a cached row's JSON is written once. Such a body must never change. */
 export function responseOf<S extends object, R extends object>(source: S, build: (source: S) => R): R {
   let body = bodies.get(source) as R | undefined;
   if (body === undefined) {
@@ -22,7 +17,7 @@ export function responseOf<S extends object, R extends object>(source: S, build:
   return body;
 }
 
-/** The JSON of a body `responseOf` made, serialised at its first answer; undefined for any other. */
+/** Serialised at its first answer; undefined for a body `responseOf` did not make. */
 export function responseJson(body: object): JsonText | undefined {
   const known = texts.get(body);
   if (known !== null) return known;

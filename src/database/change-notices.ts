@@ -12,13 +12,7 @@ export interface ChangeNoticesOptions {
   readCacheStaleMs: number;
 }
 
-/**
- * Every instance hears of the rows the others change, within `readCacheStaleMs` whatever happens
- * (docs/architecture.md). SQLite: another process's commits show in `PRAGMA data_version`, read
- * every quarter of it. PostgreSQL: a change's transaction sends `NOTIFY`, which each instance
- * LISTENs for; it notifies itself every quarter of the bound and, hearing nothing for half of
- * it, stops caching tables that change until it hears again.
- */
+/** Every instance hears of the others' changes within `readCacheStaleMs` (docs/architecture.md). */
 @Injectable()
 export class ChangeNotices implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('ChangeNotices');
@@ -62,7 +56,7 @@ export class ChangeNotices implements OnApplicationBootstrap, OnApplicationShutd
     clearTimeout(timer);
   }
 
-  /** SQLite: whether another connection (another process) committed since the last look. */
+  /** SQLite: another process's commits show in `PRAGMA data_version`. */
   private async otherWriters(): Promise<void> {
     try {
       const [{ data_version: version }] =

@@ -7,7 +7,6 @@ export function isSqlite(queryRunner: QueryRunner): boolean {
   return SQLITE_TYPES.includes(queryRunner.connection.driver.options.type);
 }
 
-/** The `id` of every table: assigned by the database, only growing, never reused. */
 export function idColumn(queryRunner: QueryRunner): TableColumnOptions {
   return {
     name: 'id',

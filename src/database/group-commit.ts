@@ -9,12 +9,7 @@ export const MAX_GROUP_SIZE = 256;
 /** Groups sent at once: the next waits at the connection while the last one's answers are written. */
 export const MAX_GROUPS_IN_FLIGHT = 2;
 
-/**
- * Writes that arrive while commits run go together in the next one: N concurrent writes cost one
- * commit instead of N. `commit` must be atomic and return one result per item; a failed group is
- * retried item by item only for errors `retryAlone` names (ones sure to leave nothing written): a
- * failure reported after a write would store it twice.
- */
+/** N concurrent writes cost one commit; `retryAlone` names only errors sure to have written nothing. */
 export class GroupCommit<T, R> {
   private queue: Pending<T, R>[] = [];
   private inFlight = 0;

@@ -2,16 +2,14 @@ import type { DataSource } from 'typeorm';
 import { databaseOutageCause, isBrokenConnection } from './outage';
 
 export interface OutageWait {
-  /** How long one request waits for the database before its error (a 503) is answered. */
+  /** How long one request waits for the database before its 503; at most `maxWaiting` wait at once. */
   waitMs: number;
-  /** How many requests may wait at once; the next fail at once. */
   maxWaiting: number;
 }
 
 const policies = new WeakMap<DataSource, OutageWaiting>();
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Retries what an outage made fail, and only what did not reach the database, within the wait. */
 class OutageWaiting {
   private waiting = 0;
 
@@ -37,7 +35,7 @@ class OutageWaiting {
   }
 }
 
-/** PostgreSQL: a refused connection is asked for again, up to `waitMs`: a restart is a short wait, not a 503. */
+/** PostgreSQL: a refused connection is asked for again up to `waitMs`: a restart is a wait, not a 503. */
 export function installOutageWait(dataSource: DataSource, wait: OutageWait): void {
   if (dataSource.options.type !== 'postgres' || wait.waitMs === 0 || policies.has(dataSource)) return;
   const policy = new OutageWaiting(wait);
@@ -47,7 +45,7 @@ export function installOutageWait(dataSource: DataSource, wait: OutageWait): voi
   driver.obtainMasterConnection = () => policy.retry(obtain, () => true);
 }
 
-/** Surely not committed: the server shutting down (57P01-03) or TypeORM refusing a lost connection. */
+/** The server shutting down (57P01-03) or TypeORM refusing a lost connection. */
 function surelyNotCommitted(error: unknown): boolean {
   let layer = error as { code?: unknown; name?: unknown; driverError?: unknown } | undefined;
   for (let depth = 0; layer && depth < 3; depth++) {
@@ -58,10 +56,7 @@ function surelyNotCommitted(error: unknown): boolean {
   return false;
 }
 
-/**
- * Runs `work` again while an outage made it fail before COMMIT (or the server refused the COMMIT);
- * one whose COMMIT got no answer may have committed and is not repeated: the 503 asks for a retry.
- */
+/** Repeated only if it failed before COMMIT: a COMMIT without an answer may have committed. */
 export function beforeCommit<T>(
   dataSource: DataSource,
   work: (reachedCommit: () => void) => Promise<T>,

@@ -6,17 +6,15 @@ export const OUTAGE_RETRY_AFTER_SECONDS = 2;
 /** Outage errors closer together than this are one burst: one warning for all of them. */
 const BURST_GAP_MS = 30_000;
 
-/** Socket errors of a connection that could not be made, or broke. */
 const NETWORK_CODES =
   /^E(CONNREFUSED|CONNRESET|CONNABORTED|PIPE|TIMEDOUT|HOSTUNREACH|HOSTDOWN|NETUNREACH|NETDOWN|AI_AGAIN)$/;
 
 /** PostgreSQL SQLSTATEs of a server away or refusing work: class 08, 57P01-03, 53100-53300. */
 const POSTGRES_CODES = /^(08[0-9A-Z]{3}|57P0[1-3]|53[1-3]00)$/;
 
-/** SQLite: locked past the busy timeout, disk full, read-only, I/O error, cannot open. */
 const SQLITE_CODES = /^SQLITE_(BUSY|FULL|READONLY|IOERR|CANTOPEN)$/;
 
-/** node-postgres errors without a code: a pool or client whose connection is gone. */
+/** node-postgres errors without a code. */
 const POSTGRES_MESSAGES =
   /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed|Connection ended|terminating connection)/i;
 
@@ -40,6 +38,11 @@ function codeOf(error: object): string | undefined {
   return typeof code === 'string' ? code : undefined;
 }
 
+function messageOf(error: object): string {
+  const message = (error as { message?: unknown }).message;
+  return typeof message === 'string' ? message : '';
+}
+
 function* layers(error: unknown): Generator<object> {
   let current = error;
   for (let depth = 0; depth < 4 && current !== null && typeof current === 'object'; depth++) {
@@ -52,12 +55,11 @@ function* layers(error: unknown): Generator<object> {
   }
 }
 
-/** Why `error` means the database is unavailable (codes and first words, never SQL), or undefined. */
+/** Why the database is unavailable (codes and first words, never SQL), or undefined. */
 export function databaseOutageCause(error: unknown): string | undefined {
   for (const layer of layers(error)) {
     const code = codeOf(layer);
-    const message = (layer as { message?: unknown }).message;
-    const text = typeof message === 'string' ? message.split('\n')[0].slice(0, 160) : '';
+    const text = messageOf(layer).split('\n')[0].slice(0, 160);
     if (code && (NETWORK_CODES.test(code) || POSTGRES_CODES.test(code) || SQLITE_CODES.test(code))) {
       return text.includes(code) ? text : `${code}: ${text}`;
     }
@@ -67,18 +69,9 @@ export function databaseOutageCause(error: unknown): string | undefined {
   return undefined;
 }
 
-/** Whether `error` is a connection that broke under a query (a read may go again on a new one). */
 export function isBrokenConnection(error: unknown): boolean {
-  for (const layer of layers(error)) {
-    const code = codeOf(layer);
-    const message = (layer as { message?: unknown }).message;
-    if (
-      (code && BROKEN_CONNECTION.test(code)) ||
-      (typeof message === 'string' && BROKEN_CONNECTION.test(message))
-    ) {
-      return true;
-    }
-  }
+  for (const layer of layers(error))
+    if (BROKEN_CONNECTION.test(codeOf(layer) ?? '') || BROKEN_CONNECTION.test(messageOf(layer))) return true;
   return false;
 }
 
@@ -98,13 +91,10 @@ export class OutageLog {
     const now = this.now();
     const newBurst = now - this.lastFailure > BURST_GAP_MS;
     this.lastFailure = now;
-    if (newBurst) {
-      this.logger.warn(`database unavailable, answering 503 until it is back: ${cause}`);
-    }
+    if (newBurst) this.logger.warn(`database unavailable, answering 503 until it is back: ${cause}`);
   }
 }
 
-/** For the exception filter: an outage is 503 `service_unavailable`, warned once per burst. */
 export function translateOutage(log = new OutageLog()): ErrorTranslator {
   return (error) => {
     const cause = databaseOutageCause(error);

@@ -2,11 +2,10 @@ import { ApiException } from '../common/errors/api-exception';
 import { errorSpec, ModuleErrorCode } from '../common/errors/error-codes';
 import { isForeignKeyViolation } from './dialect';
 
-/** A field that refers to a record of another module, the code of "no such record", and its lookup. */
 export interface Reference {
   field: string;
   code: ModuleErrorCode;
-  /** The referenced module's `get`: resolves when the record exists, 404 `not_found` when not. */
+  /** The referenced module's `get`: 404 `not_found` when the record does not exist. */
   get: (id: number) => Promise<unknown>;
 }
 

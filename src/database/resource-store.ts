@@ -18,7 +18,7 @@ import { GroupCommit, MAX_GROUP_SIZE, MAX_GROUPS_IN_FLIGHT } from './group-commi
 import { beforeCommit, repeatable } from './outage-wait';
 import { sqliteGateOf } from './sqlite-gate';
 
-/** PostgreSQL's channel of committed changes: every instance drops what it cached of them (change-notices.ts). */
+/** PostgreSQL's channel of committed changes: every instance drops what it cached of them. */
 export const CHANGES_CHANNEL = 'petstore_changes';
 
 export type Row = ObjectLiteral & { id: number };
@@ -27,7 +27,6 @@ export type Row = ObjectLiteral & { id: number };
 export type VersionedRow = Row & { version: number };
 
 export interface StoreOptions {
-  /** Rows are updated and deleted: see `ResourceStore` and change-notices.ts. */
   mutable?: boolean;
 }
 
@@ -70,12 +69,7 @@ interface PendingRow<E> {
   inTransaction?: WithCreated<E>;
 }
 
-/**
- * How every module reads and writes its table (docs/architecture.md): rows by id and keyset pages
- * through TypeORM, cached exactly (ids become visible in order, so a full page never gains a row;
- * a change drops its row and the table's pages as it commits, and a read it overtook keeps
- * nothing), and creates committed in groups.
- */
+/** Every module's table: exact read cache, keyset pages, grouped creates (docs/architecture.md). */
 export class ResourceStore<E extends Row> {
   private readonly inserts = new GroupCommit<PendingRow<E>, E>(
     (pending) => this.insert(pending),
@@ -95,7 +89,6 @@ export class ResourceStore<E extends Row> {
     private readonly cache: ReadCache,
     readonly options: StoreOptions = {},
     private readonly sync: ChangeSync = { live: true },
-    /** Says what this instance changed in a transaction to the other instances (PostgreSQL). */
     private readonly notice?: (transaction: EntityManager, table: string, id: number) => Promise<unknown>,
   ) {
     this.table = repository.metadata.tablePath;
@@ -114,16 +107,14 @@ export class ResourceStore<E extends Row> {
   /** A page in ascending id order from `cursor` (400 if not one of this list's), with the next cursor. */
   async page(request: { limit: number; cursor?: string }, filter: PageFilter<E> = {}): Promise<Page<E>> {
     const where: Record<string, unknown> = {};
-    for (const [name, value] of Object.entries(filter) as [string, unknown][]) {
+    for (const [name, value] of Object.entries(filter) as [string, unknown][])
       if (value !== undefined) where[name] = value;
-    }
     const values = Object.values(where).map(String);
     const filterValue = values.length === 0 ? null : values.length === 1 ? values[0] : JSON.stringify(values);
     const afterId =
       request.cursor === undefined
         ? 0
         : decodeCursor(request.cursor, filterValue, Object.keys(filter).join(', ')).afterId;
-    // A change makes every page of the table another key: none is answered after it.
     const key = `${this.table}#${this.changes}?${request.limit}&${afterId}&${Object.keys(where).join()}=${filterValue}`;
     const cached = this.cached()?.get<Page<E>>('page', key);
     if (cached) return cached;
@@ -153,7 +144,6 @@ export class ResourceStore<E extends Row> {
     this.cache.delete(this.rowKey(id));
   }
 
-  /** Drops every row and page of the table that is cached. */
   invalidateAll(): void {
     this.changes++;
     this.epoch++;
@@ -178,12 +168,7 @@ export class ResourceStore<E extends Row> {
     return this.inserts.add({ row, inTransaction });
   }
 
-  /**
-   * Applies `changes`, the version one up, if `check` accepts the row (412, 409 else), as a
-   * compare-and-set on the version it saw: the database decides, and a row changed meanwhile is
-   * read and checked again. Refusals and no-op changes are answered from the database only. In
-   * `transaction` (another store's), it commits with that, under a row lock.
-   */
+  /** Compare-and-set on the version seen: a row changed meanwhile is read and `check`ed again. */
   async update<V extends E & VersionedRow>(
     this: ResourceStore<V>,
     id: number,
@@ -233,7 +218,6 @@ export class ResourceStore<E extends Row> {
     }
   }
 
-  /** The row from the database, through the outage wait. */
   private readRow(id: number): Promise<E | null> {
     return repeatable(this.repository.manager.connection, () =>
       this.repository.findOneBy({ id } as FindOptionsWhere<E>),
@@ -302,11 +286,7 @@ export class ResourceStore<E extends Row> {
     return outer ? inTransaction(outer) : this.write(inTransaction);
   }
 
-  /**
-   * `work` in one transaction, repeated within the outage wait while it cannot have committed; on
-   * SQLite under the gate (sqlite-gate.ts). What it owes after its commit runs then, failed or not
-   * (a COMMIT without an answer may have committed).
-   */
+  /** Owed work runs even if the transaction failed: a COMMIT without an answer may have committed. */
   private async write<R>(work: (transaction: EntityManager) => Promise<R>): Promise<R> {
     const { connection } = this.repository.manager;
     let owed: Array<() => void> = [];
@@ -328,11 +308,7 @@ export class ResourceStore<E extends Row> {
     }
   }
 
-  /**
-   * One INSERT per group, with the work that must commit with its rows. SQLite's one writer makes
-   * ids visible in order; PostgreSQL hands them out before commit, so inserts take the table's
-   * advisory lock.
-   */
+  /** PostgreSQL hands ids out before commit: the advisory lock keeps them visible in order, as on SQLite. */
   private async insert(pending: PendingRow<E>[]): Promise<E[]> {
     const rows = pending.map((create) => create.row);
     const { manager, target } = this.repository;
@@ -392,7 +368,6 @@ export class ReadCache {
 
 export const READ_CACHE_OPTIONS = Symbol('READ_CACHE_OPTIONS');
 
-/** The store of each table, all on one read cache. */
 @Injectable()
 export class ResourceStores {
   private readonly cache: ReadCache;
@@ -428,7 +403,6 @@ export class ResourceStores {
     return store as unknown as ResourceStore<E>;
   }
 
-  /** Another instance changed row `id` of `table`. */
   changed(table: string, id: number): void {
     this.stores.get(table)?.invalidate(id);
   }

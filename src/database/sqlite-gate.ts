@@ -13,13 +13,7 @@ interface Sqlite3Connection {
 const METHODS = ['all', 'run', 'get', 'exec'] as const;
 const gates = new WeakMap<DataSource, SqliteGate>();
 
-/**
- * TypeORM's SQLite driver sends every query runner's SQL down one connection, so a transaction
- * would take in whatever other requests send while it is open (and roll it back with its own).
- * While a transaction holds this gate, SQL from outside it waits; its own, sent from its async
- * context, goes through. Only transactions pass through `exclusive`: everything else runs as it
- * did, each statement atomic on its own.
- */
+/** TypeORM's SQLite driver shares one connection, so a transaction would take in others' SQL: it waits. */
 export class SqliteGate {
   private readonly context = new AsyncLocalStorage<symbol>();
   private holder: symbol | undefined;
@@ -41,12 +35,11 @@ export class SqliteGate {
     }
   }
 
-  /** Whether this runs inside the transaction that holds the gate (its reads see what it has not committed). */
+  /** Inside the transaction that holds the gate: its reads see what it has not committed. */
   heldHere(): boolean {
     return this.holder !== undefined && this.context.getStore() === this.holder;
   }
 
-  /** Runs `work` (a transaction) with the connection to itself; one at a time. */
   async exclusive<T>(work: () => Promise<T>): Promise<T> {
     const previous = this.turn;
     let finished!: () => void;
@@ -85,7 +78,6 @@ export class SqliteGate {
   }
 }
 
-/** Puts the gate on a SQLite data source's connection (once); other databases have none. */
 export function installSqliteGate(dataSource: DataSource): void {
   if (dataSource.options.type !== 'sqlite' || gates.has(dataSource)) return;
   const { databaseConnection } = dataSource.driver as unknown as { databaseConnection: Sqlite3Connection };

@@ -17,10 +17,7 @@ const notReady = (message: string) =>
 /** A check that has not answered within this time is down: readiness answers in about a second. */
 export const PROBE_TIMEOUT_MS = 1000;
 
-/**
- * Probes for orchestrators and load balancers: public, outside /v1, and operational, so not in
- * the API's OpenAPI document (docs/operations.md describes them).
- */
+/** Operational, so not in the API's OpenAPI document (docs/operations.md describes them). */
 @ApiExcludeController()
 @Public()
 @Controller(HEALTH_PATH)

@@ -2,7 +2,6 @@ import { Injectable } from '@nestjs/common';
 import { HealthIndicatorResult, HealthIndicatorService } from '@nestjs/terminus';
 import { DataSource } from 'typeorm';
 
-/** Up when every migration the app ships has been applied to the database. */
 @Injectable()
 export class MigrationsHealthIndicator {
   constructor(

@@ -62,7 +62,6 @@ export class AllExceptionsFilter implements ExceptionFilter {
     return new ApiException('internal_error');
   }
 
-  /** 405 if the path exists with other methods, else 404. */
   private noSuchRoute(request: Request): ApiException {
     this.routeIndex ??= new RouteIndex(this.adapterHost.httpAdapter.getInstance());
     const allowed = this.routeIndex.allowedMethods(request.path);

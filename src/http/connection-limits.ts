@@ -1,14 +1,12 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 
-/** Bytes handed to Node's parser at a time while a connection is being held back. */
 const SLICE_BYTES = 1024;
 /** Unparsed bytes one connection may have waiting: past this it is a flood, and is closed. */
 const MAX_WAITING_BYTES = 256 * 1024;
 
 export interface ConnectionLimits {
   maxPipelined: number;
-  /** A connection that neither sends nor reads for this long is closed. */
   idleTimeoutMs: number;
   checkEveryMs: number;
 }
@@ -17,29 +15,21 @@ interface Held {
   inProgress: number;
   /** The newest request while any is in progress; never one already answered (it would live on). */
   latest: IncomingMessage | undefined;
-  /** The client's end, held back. */
   ended: boolean;
   waiting: Buffer[];
   waitingBytes: number;
-  /** Hands bytes to Node's parser (the socket's own `emit('data')`). */
   parse: (chunk: Buffer) => void;
   bytes: number;
   progressAt: number;
 }
 
-/**
- * Holds each connection to a few requests in progress (Node parses a whole 64 KiB read at once: a
- * thousand pipelined requests): past `maxPipelined` its bytes wait unparsed and go to the parser a
- * slice at a time as answers leave. A connection that moves no bytes either way is closed (Node's
- * own timeout does not fire while answers are queued).
- */
 const pausedByNode = (socket: Socket) => (socket as Socket & { _paused?: boolean })._paused === true;
 
+/** Node parses a whole 64 KiB read at once (a thousand pipelined requests): held past `maxPipelined`. */
 export function limitConnections(server: Server, limits: ConnectionLimits): void {
   // Not a property of the socket: one added to Node's sockets makes every access to them slower.
   const connections = new Map<Socket, Held>();
 
-  /** Few in progress, answers leaving, and Node's own back-pressure (`_paused`) off. */
   const accepts = (socket: Socket, state: Held) =>
     state.inProgress < limits.maxPipelined && !socket.writableNeedDrain && !pausedByNode(socket);
 
@@ -125,7 +115,7 @@ export function limitConnections(server: Server, limits: ConnectionLimits): void
   const check = setInterval(() => {
     const now = Date.now();
     for (const [socket, state] of connections) {
-      // Bytes read, and written out (not those still queued for a client that does not read).
+      // Node's own timeout does not fire while answers are queued; bytes still queued are no progress.
       const bytes = socket.bytesRead + socket.bytesWritten - socket.writableLength;
       if (bytes !== state.bytes) {
         state.bytes = bytes;

@@ -58,7 +58,6 @@ export function sendJson(res: http.ServerResponse, status: number, body: object)
 export interface HttpLimits {
   headersTimeoutMs: number;
   requestTimeoutMs: number;
-  /** A connection that neither sends nor reads for this long is closed. */
   idleTimeoutMs: number;
   maxPipelined: number;
   /** 0: no cap. */
@@ -68,14 +67,10 @@ export interface HttpLimits {
 /** How often the timeouts are checked (Node's default, 30 s, would nearly double them). */
 const TIMEOUT_CHECK_MS = 1000;
 
-/**
- * Departs for speed (docs/architecture.md): Express-prototyped requests, and objects sent by
- * `sendJson`. Its server holds slow and hostile clients to `limits`.
- */
+/** Departs for speed (docs/architecture.md); its server holds slow and hostile clients to `limits`. */
 export class ExpressServerAdapter extends ExpressAdapter {
   constructor(private readonly limits?: HttpLimits) {
-    // Set before the first `use()`, when Express makes its router: `/v1/pets/` and `/V1/PETS` are
-    // not `/v1/pets`, so a proxy's path rules cannot be bypassed.
+    // Before the first `use()`: `/v1/pets/` and `/V1/PETS` are not `/v1/pets`, so proxy path rules hold.
     const app = express();
     app.enable('strict routing');
     app.enable('case sensitive routing');

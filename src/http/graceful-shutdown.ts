@@ -6,23 +6,15 @@ import { Lifecycle } from './lifecycle';
 const SIGNALS: NodeJS.Signals[] = ['SIGTERM', 'SIGINT'];
 const DRAIN_POLL_MS = 100;
 
-/** `_httpMessage`: Node's internal slot for the response the connection is writing. */
 type HttpSocket = Socket & { _httpMessage?: ServerResponse | null };
 
 export interface ShutdownTimes {
   /** How long idle keep-alive connections stay open after the signal: longer than a proxy keeps them. */
   drainMs: number;
-  /** How long requests in flight may still take after that. */
   timeoutMs: number;
 }
 
-/**
- * On SIGTERM or SIGINT: readiness 503 at once; no new connections; every answer from now on
- * `Connection: close`; idle keep-alive connections closed only once the drain period is over (or
- * none is left), so a proxy never writes a request onto a connection being closed; then the app
- * closes, within the timeout, and the process exits 0. Not Nest's `enableShutdownHooks`: it
- * re-raises the signal, so the process would exit 143.
- */
+/** Not Nest's `enableShutdownHooks`: it re-raises the signal, so the process would exit 143. */
 export function enableGracefulShutdown(app: INestApplication, times: ShutdownTimes): void {
   const logger = new Logger('Shutdown');
   const server = app.getHttpServer() as Server;

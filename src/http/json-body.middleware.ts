@@ -48,11 +48,7 @@ function toApiException(error: unknown, limitBytes: number): ApiException {
   return new ApiException(typeof status === 'number' && status < 500 ? codeForStatus(status) : 'bad_request');
 }
 
-/**
- * Any JSON value is parsed, not just objects, so that validation can say what is wrong with it.
- * Routing comes first: a body the service would refuse, sent to a path or method that has no
- * route, is not refused for itself: the answer is that 404 or 405.
- */
+/** Any JSON value, so validation can say what is wrong; no route means 404/405 whatever the body. */
 export function jsonBody(limitBytes: number, routes: RouteIndex): RequestHandler {
   const parse = json({ limit: limitBytes, strict: false, type: () => true, verify: requireUtf8 });
   return (req: Request, res: Response, next: NextFunction) => {
@@ -60,8 +56,7 @@ export function jsonBody(limitBytes: number, routes: RouteIndex): RequestHandler
     const refuse = (error: ApiException) =>
       next(routes.allowedMethods(req.path).includes(req.method) ? error : undefined);
     const mediaType = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
-    // One JSON type per method: a PATCH is a merge patch (RFC 7396), anything else plain JSON;
-    // other `+json` types (problem, json-patch) carry other semantics.
+    // A PATCH is a merge patch (RFC 7396); other `+json` types (problem, json-patch) mean other things.
     if (req.method === 'PATCH') {
       if (mediaType !== MERGE_PATCH)
         return refuse(

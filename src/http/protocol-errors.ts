@@ -9,7 +9,6 @@ import { requestIdFor } from './request-id';
 import { API_SECURITY_HEADERS } from './security-headers';
 import { JSON_CONTENT_TYPE } from './express-server.adapter';
 
-/** Errors of Node's HTTP parser (llhttp `HPE_*`) and request timer. */
 const CLIENT_ERRORS: Record<string, [ErrorCode, string?]> = {
   HPE_HEADER_OVERFLOW: ['headers_too_large'],
   HPE_CHUNK_EXTENSIONS_OVERFLOW: [
@@ -52,7 +51,6 @@ function errorResponse(
   return { status, headers, body };
 }
 
-/** A raw HTTP/1.1 response, for a socket that has no response object. */
 export function errorReply(
   code: ErrorCode,
   message: string = ERROR_CODES[code].message,
@@ -71,11 +69,7 @@ function replyAndClose(socket: Duplex, reply: string): void {
 
 type Warn = (fields: object, message: string) => void;
 
-/**
- * Nothing is written once an earlier response on the socket has started: that would corrupt the
- * stream. A request whose body came too slowly is answered through its response, so its own log
- * line has the status written; what the parser refused before any request existed is logged here.
- */
+/** Nothing is written once an earlier response on the socket has started: that would corrupt the stream. */
 export function answerClientError(error: Error & { code?: string }, socket: Duplex, warn?: Warn): void {
   const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse })._httpMessage;
   if (error.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
@@ -99,17 +93,13 @@ export function answerClientError(error: Error & { code?: string }, socket: Dupl
   replyAndClose(socket, errorReply(code, message, requestId));
 }
 
-/** The Error shape where Node would answer bare or not at all; `warn` logs what the parser refused. */
+/** The Error shape where Node would answer bare or not at all. */
 export function answerProtocolErrors(server: Server, warn?: Warn): void {
   server.on('clientError', (error: Error & { code?: string }, socket: Duplex) =>
     answerClientError(error, socket, warn),
   );
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
-    const { status, headers, body } = errorResponse(
-      'expectation_failed',
-      ERROR_CODES.expectation_failed.message,
-      requestIdFor(req, res),
-    );
+    const { status, headers, body } = errorResponse('expectation_failed', undefined, requestIdFor(req, res));
     res.writeHead(status, headers).end(body);
   });
   server.on('connect', (_req: IncomingMessage, socket: Duplex) => {

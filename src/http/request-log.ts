@@ -35,9 +35,8 @@ export function requestLog(root: Logger): RequestHandler {
     const reqId = requestIdFor(req, res);
     (req as WithRequestId)[REQUEST_ID] = reqId;
     const started = Date.now();
-    // Now: once the connection is gone, neither Express nor the socket knows it any more.
+    // Read now: once the connection is gone, neither Express nor the socket knows it.
     const ip = req.ip ?? req.socket.remoteAddress;
-    // Once per response: after it was sent, or when the connection went first.
     res.once('close', () => {
       const finished = res.writableEnded;
       const level = levelOf(res.statusCode, finished);

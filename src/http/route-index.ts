@@ -19,8 +19,7 @@ interface IndexedRoute {
   methods: string[];
 }
 
-/** Read from Express lazily, once its routes exist: a known path asked with another method gets 405.
- * Matched as strictly as the router matches them (case-sensitive, no trailing slash). */
+/** Read from Express lazily, once its routes exist; matched as strictly as the router matches. */
 export class RouteIndex {
   private routes: IndexedRoute[] | undefined;
 
@@ -32,9 +31,8 @@ export class RouteIndex {
 
   allowedMethods(path: string): string[] {
     const allowed = new Set<string>();
-    for (const route of this.index()) {
+    for (const route of this.index())
       if (route.matches(path)) route.methods.forEach((method) => allowed.add(method));
-    }
     if (allowed.has('GET')) allowed.add('HEAD');
     return [...allowed].sort();
   }

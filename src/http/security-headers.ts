@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
 import helmet from 'helmet';
 
-/** OWASP REST Security Cheat Sheet, without the headers only HTML pages need. */
+/** OWASP REST Security Cheat Sheet. */
 export const API_SECURITY_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   'Cache-Control': 'no-store',
   'Content-Security-Policy': "default-src 'none'; frame-ancestors 'none'",

@@ -8,10 +8,7 @@ import { IdempotencyRecordEntity } from './idempotency-record.entity';
 
 /** The IETF draft suggests at least a day. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
-/**
- * How long a key stays claimed without news from its request, which renews it every
- * `LEASE_RENEWAL_MS` while it runs: a crashed instance's claims are free again within this.
- */
+/** Renewed every `LEASE_RENEWAL_MS` while its request runs: a crashed instance's claims free within this. */
 export const IN_FLIGHT_LEASE_MS = 3000;
 export const LEASE_RENEWAL_MS = 1000;
 const CLEANUP_INTERVAL_MS = 10 * 60 * 1000;
@@ -34,7 +31,6 @@ function claimId(claimed: ClaimedKey): string {
   return `${claimed.owner} ${claimed.createdAt} ${claimed.idempotencyKey}`;
 }
 
-/** 409 while another request holds the key, with when its lease ends at the latest. */
 function conflict(leaseLeftMs: number): ApiException {
   const seconds = Math.ceil(Math.min(leaseLeftMs, IN_FLIGHT_LEASE_MS) / 1000);
   return new ApiException('idempotency_conflict', undefined, undefined, {
@@ -76,7 +72,7 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
     }
   }
 
-  /** Within the database's outage wait, a claim whose answer was lost is tried again, and takes its own record over. */
+  /** Within the outage wait, a claim whose answer was lost is tried again and takes its own record over. */
   claim(owner: string, idempotencyKey: string, requestHash: string, now = Date.now()): Promise<Claim> {
     let createdAt: number | undefined;
     return beforeCommit(this.records.manager.connection, async () => {
@@ -134,9 +130,7 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
           this.unreleased.delete(abandoned);
           continue;
         }
-        if (existing.requestHash !== requestHash) {
-          throw new ApiException('idempotency_key_reused');
-        }
+        if (existing.requestHash !== requestHash) throw new ApiException('idempotency_key_reused');
         if (existing.state === 'in_flight') throw conflict(existing.expiresAt - Date.now());
         return {
           kind: 'replay',
@@ -151,7 +145,7 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
     throw conflict(IN_FLIGHT_LEASE_MS);
   }
 
-  /** Keeps a claim while its request runs; false if it is no longer this request's. */
+  /** False if the claim is no longer this request's. */
   async renew(claimed: ClaimedKey, now = Date.now()): Promise<boolean> {
     const result = await this.records.update(
       { ...claimed, state: 'in_flight' },
@@ -160,11 +154,7 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
     return result.affected === 1;
   }
 
-  /**
-   * Stores the answer, in the transaction of the work when there is one. A claim taken over
-   * meanwhile (its lease ran out) is the other request's now: this one fails, and its
-   * transaction rolls back, so one key never makes two records of work.
-   */
+  /** In the work's transaction: a claim taken over meanwhile fails it, so one key never does work twice. */
   async complete(
     claimed: ClaimedKey,
     response: StoredResponse,
@@ -194,7 +184,6 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
     }
   }
 
-  /** For a claim whose record may exist although the claim failed. */
   releaseLater(claimed: ClaimedKey, now = Date.now()): void {
     this.unreleased.set(claimId(claimed), { claimed, since: now });
     this.scheduleReleases();

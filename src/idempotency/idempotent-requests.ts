@@ -35,11 +35,7 @@ export function requestDigest(body: unknown): string {
     .digest('hex');
 }
 
-/**
- * IETF httpapi Idempotency-Key draft. Handlers call it after the guard and pipes, so only authenticated,
- * valid requests reserve keys. Not an interceptor: that puts every request through rxjs
- * (docs/architecture.md).
- */
+/** Called by handlers after guard and pipes, so only valid requests reserve keys; no interceptor (rxjs). */
 @Injectable()
 export class IdempotentRequests {
   private readonly logger = new Logger('Idempotency');

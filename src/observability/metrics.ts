@@ -12,7 +12,7 @@ export interface PoolStats {
 
 export const UNMATCHED_ROUTE = 'unmatched';
 
-/** The no-op that runs with metrics off; `PrometheusMetrics` is the real one. */
+/** The no-op that runs with metrics off. */
 export class Metrics {
   get enabled(): boolean {
     return false;

@@ -98,7 +98,7 @@ export class PrometheusMetrics extends Metrics {
     }).set({ version: packageVersion(), nodejs_version: process.version }, 1);
   }
 
-  /** A counter whose every combination of the given label values starts at 0 (a series from the start). */
+  /** Every combination of the label values starts at 0: a series from the start. */
   private counter(name: string, help: string, labels: Record<string, string[]> = {}): Counter {
     const counter = new Counter({ name, help, labelNames: Object.keys(labels), registers: this.registers });
     const combinations = Object.values(labels).reduce<string[][]>(

@@ -23,10 +23,7 @@ export const REDACT_PATHS = [
 const STORED_KEY = 'pet_[A-Za-z0-9_-]{16,}';
 let keyShaped = new RegExp(STORED_KEY);
 
-/**
- * Values that are keys wherever they stand (the `API_KEYS` entries): never written in a logged
- * URL. Kept for the process's life: a key, once configured, stays a secret.
- */
+/** The `API_KEYS` entries, kept for the process's life: a key, once configured, stays a secret. */
 export function protectSecrets(values: readonly string[]): void {
   const escaped = values.map((value) => value.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'));
   keyShaped = new RegExp([keyShaped.source, ...escaped].join('|'));
@@ -54,11 +51,7 @@ function redactPath(path: string): string {
   return holdsKey(redacted, false) ? `/${REDACTED}` : redacted;
 }
 
-/**
- * The URL as it may be logged: a path segment or query value that holds a key-shaped value
- * (`/v1/pets/KEY`, `?k=KEY`, `?x=1;api_key=KEY`, escaped or not), and the value of every
- * secret-looking parameter name, become `[Redacted]`.
- */
+/** Key-shaped values (`/v1/pets/KEY`, `?k=KEY`, `?x=1;api_key=KEY`, escaped or not), secret-named params. */
 export function redactUrl(url: string): string {
   if (!url.includes('?') && !url.includes('%') && !keyShaped.test(url)) return url;
   const start = url.indexOf('?');

@@ -1,5 +1,4 @@
 /** Tracing as the app sees it, without loading OpenTelemetry: with tracing off, nothing here costs. */
-
 export interface TraceIds {
   trace_id: string;
   span_id: string;

@@ -71,9 +71,8 @@ export class MemoryCounters implements Counters {
       window.endsAt = now + ttl;
     }
     window.hits += 1;
-    if (window.blockedUntil <= now && window.hits > limit && blockDuration > 0) {
+    if (window.blockedUntil <= now && window.hits > limit && blockDuration > 0)
       window.blockedUntil = now + blockDuration;
-    }
     const refund = () => {
       if (window.endsAt > this.now() && window.hits > 0) window.hits -= 1;
       return Promise.resolve();
@@ -129,7 +128,6 @@ export class RedisCounters implements Counters {
   }
 }
 
-/** How often a shared store that is down is tried again. */
 export const SHARED_STORE_RETRY_MS = 1000;
 
 /** Never takes the API down: while the shared store fails or is slow, limits hold per instance. */
@@ -139,7 +137,6 @@ export class ResilientCounters implements Counters, OnModuleDestroy {
 
   constructor(
     private readonly shared: Counters & { close?(): Promise<void> },
-    /** The store is made, and may warn, before Nest's logger is set. */
     private readonly logger: Pick<LoggerService, 'warn' | 'log'> = new Logger(),
     private readonly timeoutMs = 250,
     private readonly local: Counters = new MemoryCounters(),

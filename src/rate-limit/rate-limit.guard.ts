@@ -36,14 +36,9 @@ export class RateLimitGuard extends ThrottlerGuard {
     const { context, limit, ttl, throttler, blockDuration, getTracker, generateKey } = props;
     const request = context.switchToHttp().getRequest<Request>();
     const response = context.switchToHttp().getResponse<Response>();
-    const key = generateKey(context, await getTracker(request, context), throttler.name ?? POLICY_NAME);
-    const record = await this.storageService.increment(
-      key,
-      ttl,
-      limit,
-      blockDuration,
-      throttler.name ?? POLICY_NAME,
-    );
+    const name = throttler.name ?? POLICY_NAME;
+    const key = generateKey(context, await getTracker(request, context), name);
+    const record = await this.storageService.increment(key, ttl, limit, blockDuration, name);
     const windowSeconds = Math.round(ttl / 1000);
     const reset = record.isBlocked ? record.timeToBlockExpire : record.timeToExpire;
     response.setHeader('RateLimit-Policy', `"${POLICY_NAME}";q=${limit};w=${windowSeconds}`);

@@ -12,7 +12,6 @@ export interface ErrorDetail {
   message: string;
 }
 
-/** An error the API answers on purpose. Services throw it; the exception filter writes it. */
 export class ApiException extends HttpException {
   constructor(
     readonly code: AnyErrorCode,
@@ -24,7 +23,6 @@ export class ApiException extends HttpException {
   }
 }
 
-/** 400 `validation_failed`, its message naming every broken rule and `details` each field. */
 export function validationFailed(details: ErrorDetail[]): ApiException {
   const bounded = details.slice(0, MAX_ERROR_DETAILS).map((detail) => ({
     field: detail.field.slice(0, MAX_FIELD_LENGTH),
@@ -34,8 +32,6 @@ export function validationFailed(details: ErrorDetail[]): ApiException {
   return new ApiException('validation_failed', message.slice(0, MAX_MESSAGE_LENGTH), bounded);
 }
 
-/** What an error the exception filter does not know means to a client, or undefined (a 500). */
+/** How a lower layer (the database) tells the filter what an unknown error means; undefined: a 500. */
 export type ErrorTranslator = (error: unknown) => ApiException | undefined;
-
-/** Where a lower layer (the database) hands the filter its `ErrorTranslator`. */
 export const ERROR_TRANSLATOR = Symbol('ERROR_TRANSLATOR');

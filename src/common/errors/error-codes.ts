@@ -4,10 +4,7 @@ export interface ErrorSpec {
   when: string;
 }
 
-/**
- * The service's own codes. With the codes modules declare (`declareErrorCodes`) they make the one
- * catalogue that the exception filter, `@ApiErrors`, the OpenAPI document and the docs' tables use.
- */
+/** With the modules' declared codes, the one catalogue the filter, the OpenAPI document and docs use. */
 export const ERROR_CODES = {
   validation_failed: {
     status: 400,
@@ -126,7 +123,6 @@ export const ERROR_CODES = {
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 
-/** A code a module declared with `declareErrorCodes`. */
 export type ModuleErrorCode = string & { readonly declaredByAModule: true };
 
 export type AnyErrorCode = ErrorCode | ModuleErrorCode;
@@ -135,10 +131,7 @@ const CODE_FORMAT = /^[a-z][a-z0-9_]{0,63}$/;
 
 const catalogue = new Map<string, ErrorSpec & { module?: string }>(Object.entries(ERROR_CODES));
 
-/**
- * Adds a module's codes (client errors: 4xx) to the catalogue, next to the code that throws them.
- * A code belongs to one module: declaring one the service or another module has is an error.
- */
+/** A module's 4xx codes, declared next to the code that throws them; each belongs to one module. */
 export function declareErrorCodes<const C extends Record<string, ErrorSpec>>(
   module: string,
   codes: C,
@@ -164,7 +157,6 @@ export function errorSpec(code: AnyErrorCode): ErrorSpec {
   return spec;
 }
 
-/** Every code of the catalogue, by status (the service's first within one). */
 export function errorCodes(): AnyErrorCode[] {
   return [...catalogue.entries()]
     .map(([code, spec], index) => ({ code, spec, index }))
@@ -177,14 +169,11 @@ export const MAX_MESSAGE_LENGTH = 4096;
 export const MAX_FIELD_LENGTH = 64;
 export const MAX_ERROR_DETAILS = 100;
 
-/** The code used for a bare HTTP status raised by the framework or the HTTP layer. */
 export function codeForStatus(status: number): ErrorCode {
   const match = (Object.keys(ERROR_CODES) as ErrorCode[]).find((code) => ERROR_CODES[code].status === status);
-  if (match) return match;
-  return status >= 500 ? 'internal_error' : 'bad_request';
+  return match ?? (status >= 500 ? 'internal_error' : 'bad_request');
 }
 
-/** The catalogue as a Markdown table (`| status | code | when |`), as the docs show it. */
 export function errorCatalogueTable(): string {
   const rows = errorCodes().map((code) => {
     const { status, when } = errorSpec(code);

@@ -7,7 +7,6 @@ import { ResponseHeaders } from './headers';
 
 interface ErrorResponse {
   description: string;
-  /** The code of the example shown with the response. */
   code: AnyErrorCode;
   /** Real messages of the code, one example each, where it has more than its default. */
   messages?: readonly string[];
@@ -104,11 +103,10 @@ const ERROR_RESPONSES = {
 export type DocumentedErrorStatus = keyof typeof ERROR_RESPONSES;
 
 export interface ApiErrorsOptions {
-  /** Headers every one of these responses carries, besides the status's own. */
   headers?: ResponseHeaders;
 }
 
-/** The codes the HTTP layer may answer before any operation runs, which `default` documents. */
+/** Answered by the HTTP layer before any operation runs: documented as `default`. */
 const PROTOCOL_CODES: readonly ErrorCode[] = [
   'bad_request',
   'request_timeout',
@@ -140,7 +138,6 @@ export interface DescribedCode {
 
 export type ErrorEntry = DocumentedErrorStatus | AnyErrorCode | DescribedCode;
 
-/** The response of a status as the service documents it, or of a code by its catalogue entry. */
 function responseOf(entry: ErrorEntry): {
   status: number;
   response: ErrorResponse;
@@ -156,11 +153,7 @@ function responseOf(entry: ErrorEntry): {
   };
 }
 
-/**
- * Documents an operation's error responses, each with the `Error` body, examples and its headers:
- * a status (its usual code), or a code (a module's own, or one the status's usual text does not
- * cover). Entries of one status make one response with each one's text and example.
- */
+/** Entries of one status make one response, with each one's text and example. */
 export function ApiErrors(entries: readonly ErrorEntry[], options: ApiErrorsOptions = {}): MethodDecorator {
   const byStatus = new Map<number, ErrorResponse[]>();
   for (const { status, response } of entries.map(responseOf))

@@ -9,15 +9,11 @@ export interface ResourceTag {
   description: string;
 }
 
-/**
- * Tags a controller's operations in the OpenAPI document with its collection's path segment (one
- * rule for every module: `pets`, `store-orders`), and declares the tag with the module's description.
- */
+/** Tags a controller's operations with its collection's path segment, one rule for every module. */
 export function ApiResource(collection: string, description: string): ClassDecorator {
   return applyDecorators(ApiTags(collection), SetMetadata(RESOURCE_TAG, { name: collection, description }));
 }
 
-/** The tags `ApiResource` declared on the app's controllers, in the order their modules load. */
 export function resourceTags(app: INestApplication): ResourceTag[] {
   const tags = new Map<string, ResourceTag>();
   for (const module of app.get(ModulesContainer).values()) {

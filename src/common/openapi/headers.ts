@@ -1,8 +1,6 @@
 import type { ApiHeaderOptions, HeaderObject } from '@nestjs/swagger';
 import { API_PREFIX, resourceLocation } from '../resource-location';
 
-/** The headers the service reads and writes, with what the OpenAPI document says of each. */
-
 export type ResponseHeaders = Record<string, HeaderObject>;
 
 export const REQUEST_ID_HEADER = 'X-Request-Id';
@@ -17,10 +15,8 @@ export const IDEMPOTENCY_KEY_FORMAT =
 
 export const ETAG_HEADER = 'ETag';
 export const IF_MATCH_HEADER = 'If-Match';
-/** `*`, or a list of entity tags (RFC 9110 §8.8.3). */
 export const IF_MATCH_FORMAT = /^(\*|(W\/)?"[\x21\x23-\x7e]*"( *, *(W\/)?"[\x21\x23-\x7e]*")*)$/;
 
-/** The one media type of a PATCH body (RFC 7396). */
 export const MERGE_PATCH = 'application/merge-patch+json';
 
 export const RATE_LIMIT_POLICY = 'default';
@@ -108,7 +104,6 @@ export function ifMatchHeaderDocs(required: boolean): ApiHeaderOptions {
   };
 }
 
-/** The `Location` of a create's 201: where the new resource lives. */
 export function locationHeaderDocs(collection: string, noun: string): ResponseHeaders {
   return {
     Location: {

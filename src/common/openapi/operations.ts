@@ -21,22 +21,16 @@ import {
   ResponseHeaders,
 } from './headers';
 
-/** One decorator per operation: its route, and what the swagger plugin cannot infer of it. */
-
 type Schema = new (...args: never[]) => object;
 
-/** A collection as its operations name it. */
+/** E.g. `pets`, `petId`, `animal`, `animals`. */
 export interface Resource {
-  /** The path segment under /v1: `pets`. */
   collection: string;
-  /** The id's path parameter: `petId`. */
   param: string;
-  /** Words in the document: `animal`, `animals`. */
   noun: string;
   nouns: string;
 }
 
-/** The path id of `resource`: 400 when not an int64, 404 when no id can be it. */
 export function IdParam(resource: Resource): ParameterDecorator {
   return Param(resource.param, new IdPipe(resource.param, resource.noun));
 }
@@ -66,7 +60,6 @@ export interface ChangeOptions {
   errors?: readonly AnyErrorCode[];
 }
 
-/** `versioned`: the record has a version, answered as `ETag`. */
 export function CreateOperation(
   type: Schema,
   resource: Resource,
@@ -88,7 +81,6 @@ export function CreateOperation(
   );
 }
 
-/** `headers`: what every answer of it carries besides (a deprecated operation's headers). */
 export function GetOperation(
   type: Schema,
   resource: Resource,
@@ -107,7 +99,6 @@ export function GetOperation(
   );
 }
 
-/** A JSON merge patch with `If-Match` required; a `lifecycle` that refuses some changes documents its 409. */
 export function UpdateOperation(
   type: Schema,
   patch: Schema,
@@ -137,7 +128,6 @@ export function UpdateOperation(
   );
 }
 
-/** 204, `If-Match` optional. */
 export function DeleteOperation(resource: Resource): MethodDecorator {
   return applyDecorators(
     Delete(`:${resource.param}`),
@@ -153,7 +143,7 @@ export function DeleteOperation(resource: Resource): MethodDecorator {
 /** Drops the success response the plugin infers from the return type (it cannot see ours). */
 function onlyDeclaredSuccess(status: number): MethodDecorator {
   return (_target, _key, descriptor: PropertyDescriptor) => {
-    // @nestjs/swagger's DECORATORS.API_RESPONSE, which its package does not export.
+    // @nestjs/swagger's DECORATORS.API_RESPONSE, not exported.
     const handler = descriptor.value as object;
     const responses = (Reflect.getMetadata('swagger/apiResponse', handler) ?? {}) as Record<string, unknown>;
     for (const code of Object.keys(responses))

@@ -3,7 +3,6 @@ import { ApiOkResponse } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { API_PREFIX } from '../resource-location';
 
-/** Sets `Link: </v1/<collection>?...>; rel="next"` (RFC 8288): the same query with the next cursor. */
 export function setNextLink(
   res: Response,
   collection: string,
@@ -12,14 +11,12 @@ export function setNextLink(
 ): void {
   if (cursor === undefined) return;
   const params = new URLSearchParams();
-  for (const [name, value] of Object.entries(query)) {
+  for (const [name, value] of Object.entries(query))
     if (value !== undefined && name !== 'cursor') params.set(name, String(value));
-  }
   params.set('cursor', cursor);
   res.setHeader('Link', `</${API_PREFIX}/${collection}?${params.toString()}>; rel="next"`);
 }
 
-/** A list operation's 200: the page of `type` (at most `limit`: the document says so), and the `Link` to the next. */
 export function ApiPageResponse(
   type: new (...args: never[]) => object,
   options: { collection: string; noun: string; description: string; filters?: readonly string[] },

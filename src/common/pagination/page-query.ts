@@ -15,7 +15,7 @@ const CURSOR_MAX_LENGTH = 200;
 const decimalToNumber = ({ value }: { value: unknown }): unknown =>
   typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value;
 
-/** The `limit` of every list, 1 to 100: on a property initialised to `DEFAULT_PAGE_SIZE`. */
+/** On a property initialised to `DEFAULT_PAGE_SIZE`. */
 export function PageLimit(): PropertyDecorator {
   return applyDecorators(
     ApiProperty({
@@ -33,7 +33,7 @@ export function PageLimit(): PropertyDecorator {
   );
 }
 
-/** The optional `cursor` of every list; its checksum and filter are checked when it is decoded. */
+/** Its checksum and filter are checked when it is decoded. */
 export function PageCursorParam(): PropertyDecorator {
   return applyDecorators(
     ApiProperty({ required: false, maxLength: CURSOR_MAX_LENGTH, pattern: CURSOR_PATTERN.source }),

@@ -4,10 +4,7 @@ import { IsInt, Max, Min } from 'class-validator';
 import { ApiException, validationFailed } from '../errors/api-exception';
 import { MAX_EXACT_INTEGER, parseDecimalInt64 } from './int64';
 
-/**
- * A resource id from the path: not a decimal int64, 400; one no id can be (below 1, above 2^53-1),
- * 404 without asking the database.
- */
+/** An id no row can have (below 1, above 2^53-1) is 404 without asking the database. */
 export class IdPipe implements PipeTransform<string, number> {
   constructor(
     private readonly field: string,
@@ -28,7 +25,6 @@ export class IdPipe implements PipeTransform<string, number> {
   }
 }
 
-/** The OpenAPI description of an id path parameter that `new IdPipe(field, resource)` reads. */
 export function ApiIdParam(field: string, resource: string): MethodDecorator {
   return ApiParam({
     name: field,
@@ -39,7 +35,6 @@ export function ApiIdParam(field: string, resource: string): MethodDecorator {
   });
 }
 
-/** A body property holding an id (a reference to a record): an integer from 1 to 2^53 - 1, int64. */
 export function IsId(): PropertyDecorator {
   const range = { message: `$property must be from 1 to ${MAX_EXACT_INTEGER}` };
   // The type check first: validation stops at the first rule a property breaks.

@@ -6,7 +6,7 @@ export const MAX_EXACT_INTEGER = Number.MAX_SAFE_INTEGER;
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
 
-/** A decimal integer string (leading zeros allowed) as BigInt, or undefined if not one within int64. */
+/** Leading zeros allowed; undefined outside int64. */
 export function parseDecimalInt64(raw: string): bigint | undefined {
   const match = /^(-?)0*(\d{1,19})$/.exec(raw);
   if (!match) return undefined;

@@ -46,18 +46,12 @@ const BASE_OPTIONS: ValidationPipeOptions = {
   exceptionFactory: (errors) => validationFailed(toDetails(errors)),
 };
 
-/**
- * The global pipe: bodies are JSON objects of the DTO's properties only (unknown ones refused by
- * name); unknown query parameters are ignored. No type coercion anywhere.
- */
+/** Unknown body properties are refused by name; unknown query parameters are ignored. */
 @Injectable()
 export class RequestValidationPipe implements PipeTransform {
   private readonly bodies = new ValidationPipe({ ...BASE_OPTIONS, forbidNonWhitelisted: true });
   private readonly queries = new ValidationPipe({ ...BASE_OPTIONS, forbidNonWhitelisted: false });
-  /**
-   * Validating a query string is a pure function of the DTO and the strings, and the same few
-   * arrive again and again: each valid one is validated once and handed out as a fresh copy.
-   */
+  /** A pure function of the DTO and strings, and the same few recur: each is validated once, then copied. */
   private readonly validQueries = new Map<unknown, LRUCache<string, object>>();
   private readonly declaredProperties = new Map<unknown, ReadonlySet<string>>();
 
@@ -101,9 +95,8 @@ export class RequestValidationPipe implements PipeTransform {
   }
 
   private checkBodyShape(value: unknown, dto: abstract new (...args: never[]) => unknown): void {
-    if (!isPlainObject(value)) {
+    if (!isPlainObject(value))
       throw validationFailed([{ field: 'body', message: 'the request body must be a JSON object' }]);
-    }
     const known = this.propertiesOf(dto);
     const unknown = Object.keys(value).filter((key) => !known.has(key));
     if (unknown.length > 0) {

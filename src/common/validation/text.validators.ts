@@ -2,27 +2,19 @@ import { applyDecorators } from '@nestjs/common';
 import { ApiProperty } from '@nestjs/swagger';
 import { registerDecorator, ValidationOptions } from 'class-validator';
 
-/** U+0000–U+001F and U+007F. */
 const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
 
 const ALLOWED = '\\u0000-\\u001f\\u007f\\ud800-\\udfff';
-/**
- * The rule as a JSON Schema pattern (ECMA-262 in Unicode mode, where a lone surrogate is one code
- * point of U+D800–U+DFFF): no control character or lone surrogate, and one that is not whitespace.
- */
+/** ECMA-262 in Unicode mode, where a lone surrogate is one code point of U+D800–U+DFFF. */
 export const CLEAN_TEXT_PATTERN = `^[^${ALLOWED}]*[^\\s${ALLOWED}][^${ALLOWED}]*$`;
 
-/** The OpenAPI schema keywords of clean text, for response properties that hold it. */
 export const cleanTextSchema = (min: number, max: number) => ({
   minLength: min,
   maxLength: max,
   pattern: CLEAN_TEXT_PATTERN,
 });
 
-/**
- * `min`..`max` code points (as JSON Schema counts), not blank, no control character or lone
- * surrogate; documented with the same rule.
- */
+/** Counts code points, as JSON Schema does. */
 export function IsCleanText(min: number, max: number, options?: ValidationOptions): PropertyDecorator {
   const validate: PropertyDecorator = (target: object, propertyName: string | symbol) =>
     registerDecorator({
