@@ -115,6 +115,56 @@ describe('Stored API keys (e2e: the CLI, the real app, one SQLite file)', () => 
     expect(await status(second)).toBe(200);
   });
 
+  it('create with scopes and an expiry, then rotate: the scopes hold, both secrets work in the grace', async () => {
+    const created = await apikey(
+      database,
+      'create',
+      '--name',
+      'dashboard',
+      '--scopes',
+      'pets:read',
+      '--expires-in',
+      '30d',
+    );
+    expect(created).toMatchObject({ code: 0, stderr: expect.not.stringContaining('error') as string });
+    expect(created.stdout).toMatch(/"dashboard" \(prefix pet_.{8}, expires \d{4}-\d\d-\d\dT/);
+    const old = KEY_PATTERN.exec(created.stdout)![0];
+    const adding = () =>
+      request(http).post('/v1/pets').set('Authorization', `Bearer ${old}`).send({ name: 'Rex' });
+    expect(await status(old)).toBe(200);
+    expect((await adding()).status).toBe(403);
+
+    const listed = JSON.parse((await apikey(database, 'list', '--json')).stdout) as Array<
+      Record<string, unknown>
+    >;
+    expect(listed.find((key) => key.name === 'dashboard')).toMatchObject({
+      scopes: ['pets:read'],
+      expiresAt: expect.stringMatching(/^\d{4}-/) as string,
+    });
+
+    const rotated = await apikey(database, 'rotate', old.slice(0, 12), '--grace', '1h');
+    expect(rotated.code).toBe(0);
+    expect(rotated.stdout).toMatch(/^Rotated API key \d+ "dashboard"/);
+    expect(rotated.stdout).toMatch(/The old secret works until \d{4}-/);
+    const fresh = KEY_PATTERN.exec(rotated.stdout)![0];
+    expect(fresh).not.toBe(old);
+    expect([await status(old), await status(fresh)]).toEqual([200, 200]);
+  });
+
+  it.each([
+    [['create', '--name', 'x', '--scopes', 'pets'], 1, '"pets" is not a scope'],
+    [
+      ['create', '--name', 'x', '--expires-in', '1y'],
+      2,
+      '--expires-in takes a number of days, hours or minutes',
+    ],
+    [['rotate', '1', '--grace', '8d'], 1, 'the grace period must be from 0 to 7 days'],
+  ])('refuses %j in one line', async (args, code, message) => {
+    const result = await apikey(database, ...args);
+    expect(result.code).toBe(code);
+    expect(result.stderr).toContain(message);
+  });
+
   it('no key, stored or from the environment, ever appears in the logs', () => {
     expect(logger.lines.length).toBeGreaterThan(0);
     expect(requestLogs.lines().length).toBeGreaterThan(0);

@@ -19,6 +19,21 @@ export class ApiKeyEntity {
   @Column({ name: 'key_hash', type: 'varchar', length: 64 })
   keyHash!: string;
 
+  /** Space-separated; `*`: every scope. */
+  @Column({ type: 'varchar', length: 2000 })
+  scopes!: string;
+
+  @Column({ name: 'expires_at', type: 'bigint', nullable: true, transformer: int64AsNumber })
+  expiresAt!: number | null;
+
+  /** The secret a rotation replaced, valid until `previousExpiresAt`. */
+  @Index('uq_api_keys_previous_key_hash', { unique: true })
+  @Column({ name: 'previous_key_hash', type: 'varchar', length: 64, nullable: true })
+  previousKeyHash!: string | null;
+
+  @Column({ name: 'previous_expires_at', type: 'bigint', nullable: true, transformer: int64AsNumber })
+  previousExpiresAt!: number | null;
+
   @Column({ name: 'created_at', type: 'bigint', transformer: int64AsNumber })
   createdAt!: number;
 

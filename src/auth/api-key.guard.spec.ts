@@ -1,4 +1,4 @@
-import { Controller, ExecutionContext, Get } from '@nestjs/common';
+import { Controller, ExecutionContext, Get, Patch, Post } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { createHash } from 'node:crypto';
 import type { Request } from 'express';
@@ -8,7 +8,8 @@ import { AbuseLimiter } from '../rate-limit/abuse-limiter';
 import { MemoryCounters, ResilientCounters, SHARED_STORE_RETRY_MS } from '../rate-limit/counters';
 import { ApiKeyGuard } from './api-key.guard';
 import { ApiKeyStore } from './api-key.store';
-import { ApiKeysService, KeyVerdict } from './api-keys.service';
+import { ApiKeysService, Refusal, Scopes, VerifiedKey } from './api-keys.service';
+import { EVERY_SCOPE, RequiredScope } from '../common/scopes';
 import { callerOf } from './caller';
 import { Public } from './public.decorator';
 
@@ -19,16 +20,23 @@ const STORED_KEY = 'pet_stored-key-0123456789abcdef';
 const sha256Hex = (value: string) => createHash('sha256').update(value).digest('hex');
 
 type FakeStoredKeys = {
-  verifyDigest: jest.Mock<Promise<KeyVerdict>, [string]>;
+  verifyDigest: jest.Mock<Promise<VerifiedKey | Refusal>, [string]>;
   isKnown: jest.Mock<boolean, [string]>;
 };
+
+const verified = (scopes: Scopes = EVERY_SCOPE): VerifiedKey => ({
+  id: 1,
+  name: 'client',
+  scopes,
+  until: Infinity,
+});
 
 /** A stand-in for ApiKeysService that knows the given stored keys (by digest, as the service does). */
 function fakeStoredKeys(...keys: string[]): FakeStoredKeys {
   const digests = keys.map(sha256Hex);
   return {
     verifyDigest: jest.fn((digest: string) =>
-      Promise.resolve(digests.includes(digest) ? 'valid' : 'unknown'),
+      Promise.resolve(digests.includes(digest) ? verified() : 'unknown'),
     ),
     isKnown: jest.fn((_digest: string) => false),
   };
@@ -272,7 +280,12 @@ describe('ApiKeyGuard', () => {
 
     await expect(guard.canActivate(contextOf(request))).resolves.toBe(true);
 
-    expect(callerOf(request)).toEqual({ owner: sha256Hex(STORED_KEY) });
+    expect(callerOf(request)).toEqual({
+      owner: sha256Hex(STORED_KEY),
+      keyId: 1,
+      keyName: 'client',
+      scopes: EVERY_SCOPE,
+    });
   });
 
   describe('with an abuse budget of 3 per address', () => {
@@ -354,7 +367,7 @@ describe('ApiKeyGuard', () => {
     const validKey = async (meanwhile: () => unknown) => {
       storedKeys.verifyDigest.mockImplementationOnce(async () => {
         await meanwhile();
-        return 'valid';
+        return verified();
       });
       await expect(guard.canActivate(contextFor(`Bearer ${STORED_KEY}`))).resolves.toBe(true);
       const spent = (store: MemoryCounters) => store.peek('petstore:abuse:192.0.2.1', 60_000);
@@ -375,6 +388,85 @@ describe('ApiKeyGuard', () => {
         await counters.peek('petstore:abuse:192.0.2.2', 60_000);
       };
       await expect(validKey(recovered)).resolves.toEqual({ shared: 0, local: 0 });
+    });
+  });
+
+  describe('scopes', () => {
+    @Controller('widgets')
+    class WidgetsController {
+      @Get()
+      list(): void {}
+
+      @Post()
+      add(): void {}
+
+      @Patch(':id')
+      change(): void {}
+
+      @RequiredScope('keys:manage')
+      @Post('special')
+      special(): void {}
+    }
+
+    const withScopes = (...scopes: string[]) => {
+      const stored = fakeStoredKeys();
+      stored.verifyDigest.mockResolvedValue(verified(new Set(scopes)));
+      return guardWith([KEY], stored);
+    };
+    const call = (guard: ApiKeyGuard, handler: string, key = STORED_KEY) =>
+      guard.canActivate(contextFor(`Bearer ${key}`, WidgetsController, handler));
+
+    it("lets a key with the collection's read scope read, and nothing else", async () => {
+      const guard = withScopes('widgets:read');
+
+      await expect(call(guard, 'list')).resolves.toBe(true);
+      for (const handler of ['add', 'change']) {
+        expect(
+          describeError(
+            await rejection(guard, contextFor(`Bearer ${STORED_KEY}`, WidgetsController, handler)),
+          ),
+        ).toEqual({
+          code: 'insufficient_scope',
+          status: 403,
+          message: 'The API key lacks the scope widgets:write, which this operation needs.',
+          details: undefined,
+          headers: {
+            'WWW-Authenticate': `Bearer realm="${REALM}", error="insufficient_scope", scope="widgets:write"`,
+          },
+        });
+      }
+    });
+
+    it('asks a route for the scope it names, whatever its method', async () => {
+      await expect(call(withScopes('widgets:write', 'keys:manage'), 'special')).resolves.toBe(true);
+      const refused = await rejection(
+        withScopes('widgets:write'),
+        contextFor(`Bearer ${STORED_KEY}`, WidgetsController, 'special'),
+      );
+      expect(refused.headers).toEqual({
+        'WWW-Authenticate': `Bearer realm="${REALM}", error="insufficient_scope", scope="keys:manage"`,
+      });
+    });
+
+    it('gives API_KEYS entries every scope', async () => {
+      const guard = withScopes();
+      for (const handler of ['list', 'add', 'change', 'special'])
+        await expect(call(guard, handler, KEY)).resolves.toBe(true);
+    });
+
+    it('answers an expired key 401 with the RFC 6750 description', async () => {
+      const stored = fakeStoredKeys();
+      stored.verifyDigest.mockResolvedValue('expired');
+      const error = await rejection(guardWith([], stored), contextFor(`Bearer ${STORED_KEY}`));
+
+      expect(describeError(error)).toMatchObject({
+        code: 'unauthorized',
+        status: 401,
+        message: 'The API key has expired.',
+        headers: {
+          'WWW-Authenticate': `Bearer realm="${REALM}", error="invalid_token", error_description="The access token expired"`,
+        },
+      });
     });
   });
 });

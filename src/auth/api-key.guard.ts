@@ -1,12 +1,20 @@
-import { CanActivate, ExecutionContext, Inject, Injectable, Optional } from '@nestjs/common';
+import { CanActivate, ExecutionContext, Inject, Injectable, Optional, RequestMethod } from '@nestjs/common';
+import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { ApiException } from '../common/errors/api-exception';
 import { TOKEN68 } from '../common/validation/api-key-format';
-import { BEARER_CHALLENGE, INVALID_TOKEN_CHALLENGE } from '../common/errors/bearer-challenge';
+import {
+  BEARER_CHALLENGE,
+  EXPIRED_TOKEN_CHALLENGE,
+  insufficientScopeChallenge,
+  insufficientScopeMessage,
+  INVALID_TOKEN_CHALLENGE,
+} from '../common/errors/bearer-challenge';
+import { collectionScope, EVERY_SCOPE, REQUIRED_SCOPE } from '../common/scopes';
 import { Metrics } from '../observability/metrics';
 import { ApiKeyStore, digest } from './api-key.store';
-import { ApiKeysService, KeyVerdict } from './api-keys.service';
+import { ApiKeysService, holds, Refusal, Scopes, VerifiedKey } from './api-keys.service';
 import { setCaller } from './caller';
 import { FAILED_AUTH_BUDGET, FailedAuthBudget, Refund } from './failed-auth-budget';
 import { IS_PUBLIC } from './public.decorator';
@@ -26,26 +34,28 @@ export class ApiKeyGuard implements CanActivate {
     @Optional() @Inject(FAILED_AUTH_BUDGET) private readonly budget?: FailedAuthBudget,
   ) {}
 
-  /** Per controller and handler: an inherited handler may be public in one controller only. */
-  private readonly publicRoutes = new WeakMap<object, WeakMap<object, boolean>>();
+  /** Per controller and handler (an inherited handler may be public in one controller only): null if public. */
+  private readonly routes = new WeakMap<object, WeakMap<object, string | null>>();
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    if (this.isPublic(context)) return true;
+    const scope = this.scopeOf(context);
+    if (scope === null) return true;
 
     const request = context.switchToHttp().getRequest<Request>();
     const header = request.headers.authorization;
     const token = bearerToken(header);
-    let verdict: KeyVerdict = 'unknown';
+    let refusal: Refusal = 'unknown';
     let refund: Refund | undefined;
     if (token !== undefined) {
       const keyDigest = digest(token);
       const configuredOwner = this.configuredKeys.ownerOf(keyDigest);
       if (configuredOwner !== undefined) {
-        setCaller(request, { owner: configuredOwner });
+        setCaller(request, { owner: configuredOwner, scopes: EVERY_SCOPE });
         return true;
       }
       const owner = keyDigest.toString('hex');
       if (!this.storedKeys.isKnown(owner)) refund = await this.reserve(request);
+      let verdict: VerifiedKey | Refusal;
       try {
         verdict = await this.storedKeys.verifyDigest(owner);
       } catch (error) {
@@ -53,38 +63,58 @@ export class ApiKeyGuard implements CanActivate {
         await refund?.();
         throw error;
       }
-      if (verdict === 'valid') {
+      if (typeof verdict === 'object') {
         await refund?.();
-        setCaller(request, { owner });
-        return true;
+        setCaller(request, { owner, keyId: verdict.id, keyName: verdict.name, scopes: verdict.scopes });
+        return this.permits(verdict.scopes, scope);
       }
+      refusal = verdict;
     }
     if (!refund) await this.reserve(request);
     if (header === undefined || !BEARER_SCHEME.test(header)) {
       this.metrics.authFailure('missing');
       throw new ApiException('unauthorized', undefined, undefined, { 'WWW-Authenticate': BEARER_CHALLENGE });
     }
-    this.metrics.authFailure(verdict === 'revoked' ? 'revoked' : 'invalid');
+    if (refusal === 'expired') {
+      this.metrics.authFailure('expired');
+      throw new ApiException('unauthorized', 'The API key has expired.', undefined, {
+        'WWW-Authenticate': EXPIRED_TOKEN_CHALLENGE,
+      });
+    }
+    this.metrics.authFailure(refusal === 'revoked' ? 'revoked' : 'invalid');
     throw new ApiException('unauthorized', 'The API key is not valid.', undefined, {
       'WWW-Authenticate': INVALID_TOKEN_CHALLENGE,
     });
   }
 
-  private isPublic(context: ExecutionContext): boolean {
+  private permits(scopes: Scopes, scope: string): boolean {
+    if (holds(scopes, scope)) return true;
+    this.metrics.authFailure('insufficient_scope');
+    throw new ApiException('insufficient_scope', insufficientScopeMessage(scope), undefined, {
+      'WWW-Authenticate': insufficientScopeChallenge(scope),
+    });
+  }
+
+  /** The scope a route needs (`@RequiredScope`, else its collection's read or write), null if public. */
+  private scopeOf(context: ExecutionContext): string | null {
     const handler = context.getHandler();
     const controller = context.getClass();
-    let handlers = this.publicRoutes.get(controller);
+    let handlers = this.routes.get(controller);
     if (handlers === undefined) {
       handlers = new WeakMap();
-      this.publicRoutes.set(controller, handlers);
+      this.routes.set(controller, handlers);
     }
-    let isPublic = handlers.get(handler);
-    if (isPublic === undefined) {
-      isPublic =
-        this.reflector.getAllAndOverride<boolean | undefined>(IS_PUBLIC, [handler, controller]) === true;
-      handlers.set(handler, isPublic);
+    let scope = handlers.get(handler);
+    if (scope === undefined) {
+      const targets = [handler, controller];
+      const method = RequestMethod[Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod];
+      scope = this.reflector.getAllAndOverride<boolean | undefined>(IS_PUBLIC, targets)
+        ? null
+        : (this.reflector.getAllAndOverride<string | undefined>(REQUIRED_SCOPE, targets) ??
+          collectionScope(String(Reflect.getMetadata(PATH_METADATA, controller)), method));
+      handlers.set(handler, scope);
     }
-    return isPublic;
+    return scope;
   }
 
   private async reserve(request: Request): Promise<Refund | undefined> {

@@ -80,7 +80,7 @@ describe('ApiKeysService (in-memory SQLite)', () => {
 
   describe('create', () => {
     it('returns a pet_ key once and stores only its SHA-256 hex digest and its first 12 characters', async () => {
-      const { key, record } = await service.create('client-a', T0);
+      const { key, record } = await service.create('client-a', {}, T0);
 
       expect(key).toMatch(KEY_FORMAT);
       expect(record).toEqual({
@@ -88,6 +88,10 @@ describe('ApiKeysService (in-memory SQLite)', () => {
         name: 'client-a',
         prefix: key.slice(0, 12),
         keyHash: sha256Hex(key),
+        scopes: '*',
+        expiresAt: null,
+        previousKeyHash: null,
+        previousExpiresAt: null,
         createdAt: T0,
         lastUsedAt: null,
         revokedAt: null,
@@ -101,6 +105,10 @@ describe('ApiKeysService (in-memory SQLite)', () => {
           name: 'client-a',
           prefix: key.slice(0, 12),
           key_hash: sha256Hex(key),
+          scopes: '*',
+          expires_at: null,
+          previous_key_hash: null,
+          previous_expires_at: null,
           created_at: T0,
           last_used_at: null,
           revoked_at: null,
@@ -169,9 +177,9 @@ describe('ApiKeysService (in-memory SQLite)', () => {
     });
 
     it('lists every key in id order, revoked ones included, without the key', async () => {
-      const a = await service.create('client-a', T0);
-      const b = await service.create('client-b', T0 + 1);
-      const c = await service.create('client-c', T0 + 2);
+      const a = await service.create('client-a', {}, T0);
+      const b = await service.create('client-b', {}, T0 + 1);
+      const c = await service.create('client-c', {}, T0 + 2);
       await service.revoke(String(b.record.id), T0 + 3);
 
       const listed = await service.list();
@@ -195,7 +203,13 @@ describe('ApiKeysService (in-memory SQLite)', () => {
 
     it('refuses a key someone stored in clear instead of its digest', async () => {
       const key = 'pet_stored-in-clear-0123456789';
-      await repository.insert({ name: 'clear', prefix: key.slice(0, 12), keyHash: key, createdAt: T0 });
+      await repository.insert({
+        name: 'clear',
+        prefix: key.slice(0, 12),
+        keyHash: key,
+        scopes: '*',
+        createdAt: T0,
+      });
 
       await expect(service.verify(key)).resolves.toBe(false);
     });
@@ -209,6 +223,7 @@ describe('ApiKeysService (in-memory SQLite)', () => {
         name: 'late',
         prefix: key.slice(0, 12),
         keyHash: sha256Hex(key),
+        scopes: '*',
         createdAt: T0,
       });
 
@@ -219,7 +234,7 @@ describe('ApiKeysService (in-memory SQLite)', () => {
     });
 
     it('tells a revoked key from an unknown one, and remembers that briefly too', async () => {
-      const { key, record } = await service.create('client-a', T0);
+      const { key, record } = await service.create('client-a', {}, T0);
       await service.revoke(String(record.id), T0 + 1);
 
       await expect(service.verifyDigest(sha256Hex(key), T0 + 2)).resolves.toBe('revoked');
@@ -241,7 +256,7 @@ describe('ApiKeysService (in-memory SQLite)', () => {
 
   describe('revoke', () => {
     it('revokes by id: the same instance refuses the key at once, even if it just accepted it', async () => {
-      const { key, record } = await service.create('client-a', T0);
+      const { key, record } = await service.create('client-a', {}, T0);
       await expect(service.verify(key, T0 + 1)).resolves.toBe(true);
 
       await expect(service.revoke(String(record.id), T0 + 2)).resolves.toMatchObject({
@@ -255,8 +270,8 @@ describe('ApiKeysService (in-memory SQLite)', () => {
     });
 
     it('revokes by the listed prefix', async () => {
-      const other = await service.create('client-a', T0);
-      const { key, record } = await service.create('client-b', T0);
+      const other = await service.create('client-a', {}, T0);
+      const { key, record } = await service.create('client-b', {}, T0);
       await expect(service.verify(key, T0 + 1)).resolves.toBe(true);
 
       await expect(service.revoke(record.prefix, T0 + 2)).resolves.toMatchObject({
@@ -270,7 +285,7 @@ describe('ApiKeysService (in-memory SQLite)', () => {
     });
 
     it('takes effect in another instance sharing the database once VERIFY_CACHE_MS has passed', async () => {
-      const { key, record } = await service.create('client-a', T0);
+      const { key, record } = await service.create('client-a', {}, T0);
       const otherInstance = new ApiKeysService(dataSource.getRepository(ApiKeyEntity));
       await expect(otherInstance.verify(key, T0)).resolves.toBe(true);
 
@@ -285,7 +300,7 @@ describe('ApiKeysService (in-memory SQLite)', () => {
     });
 
     it('takes effect at once in another instance that had not cached the key', async () => {
-      const { key, record } = await service.create('client-a', T0);
+      const { key, record } = await service.create('client-a', {}, T0);
       const otherInstance = new ApiKeysService(dataSource.getRepository(ApiKeyEntity));
 
       await service.revoke(String(record.id), T0 + 1);
@@ -298,7 +313,7 @@ describe('ApiKeysService (in-memory SQLite)', () => {
       ['id 0', '0'],
       ['an unknown prefix', 'pet_zzzzzzzz'],
     ])('refuses %s with an ApiKeyError and revokes nothing', async (_label, idOrPrefix) => {
-      const { record } = await service.create('client-a', T0);
+      const { record } = await service.create('client-a', {}, T0);
 
       const error = await apiKeyError(service.revoke(idOrPrefix, T0 + 1));
 
@@ -311,7 +326,7 @@ describe('ApiKeysService (in-memory SQLite)', () => {
       ['an empty string', ''],
       ['a negative id', '-1'],
     ])('refuses %s as too short to be a prefix, and revokes nothing', async (_label, idOrPrefix) => {
-      const { record } = await service.create('client-a', T0);
+      const { record } = await service.create('client-a', {}, T0);
 
       const error = await apiKeyError(service.revoke(idOrPrefix, T0 + 1));
 
@@ -322,14 +337,14 @@ describe('ApiKeysService (in-memory SQLite)', () => {
     });
 
     it.each([8, 10, 11, 12])('revokes by a prefix of %i characters', async (length) => {
-      const { key, record } = await service.create('client-a', T0);
+      const { key, record } = await service.create('client-a', {}, T0);
 
       await expect(service.revoke(key.slice(0, length), T0 + 1)).resolves.toMatchObject({ id: record.id });
       expect((await row(record.id)).revokedAt).toBe(T0 + 1);
     });
 
     it('revokes by the whole key (looked up by digest) and never repeats a key in an error', async () => {
-      const { key, record } = await service.create('client-a', T0);
+      const { key, record } = await service.create('client-a', {}, T0);
       const other = `pet_${'x'.repeat(43)}`;
 
       const error = await apiKeyError(service.revoke(other, T0 + 1));
@@ -342,8 +357,8 @@ describe('ApiKeysService (in-memory SQLite)', () => {
     it('refuses a prefix that matches several keys and revokes none of them', async () => {
       const prefix = 'pet_SamePref';
       await repository.insert([
-        { name: 'one', prefix, keyHash: sha256Hex('one'), createdAt: T0 },
-        { name: 'two', prefix, keyHash: sha256Hex('two'), createdAt: T0 },
+        { name: 'one', prefix, keyHash: sha256Hex('one'), scopes: '*', createdAt: T0 },
+        { name: 'two', prefix, keyHash: sha256Hex('two'), scopes: '*', createdAt: T0 },
       ]);
 
       const error = await apiKeyError(service.revoke(prefix, T0 + 1));
@@ -354,7 +369,7 @@ describe('ApiKeysService (in-memory SQLite)', () => {
     });
 
     it('keeps the first revocation time when a key is revoked twice', async () => {
-      const { key, record } = await service.create('client-a', T0);
+      const { key, record } = await service.create('client-a', {}, T0);
 
       await service.revoke(String(record.id), T0 + 10);
       await expect(service.revoke(record.prefix, T0 + 20)).resolves.toMatchObject({ revokedAt: T0 + 10 });
@@ -383,7 +398,7 @@ describe('ApiKeysService (in-memory SQLite)', () => {
 
   describe('last_used_at', () => {
     it('is written on the first use, not again within LAST_USED_WRITE_INTERVAL_MS, and again after it', async () => {
-      const { key, record } = await service.create('client-a', T0);
+      const { key, record } = await service.create('client-a', {}, T0);
       const update = jest.spyOn(repository, 'update');
       const lastUsedAt = async () => (await row(record.id)).lastUsedAt;
       expect(await lastUsedAt()).toBeNull();
@@ -407,7 +422,7 @@ describe('ApiKeysService (in-memory SQLite)', () => {
     });
 
     it('is not written for a refused key', async () => {
-      const { key, record } = await service.create('client-a', T0);
+      const { key, record } = await service.create('client-a', {}, T0);
       await service.revoke(String(record.id), T0 + 1);
       const update = jest.spyOn(repository, 'update');
 
@@ -419,10 +434,76 @@ describe('ApiKeysService (in-memory SQLite)', () => {
     });
 
     it('is shown by list', async () => {
-      const { key } = await service.create('client-a', T0);
+      const { key } = await service.create('client-a', {}, T0);
       await service.verify(key, T0 + 5);
 
       await eventually(async () => (await service.list())[0].lastUsedAt === T0 + 5);
+    });
+  });
+
+  describe('scopes, expiry and rotation', () => {
+    it('keeps the scopes a key was made with, sorted and once each, and refuses what is no scope', async () => {
+      const { key } = await service.create(
+        'reader',
+        { scopes: ['pets:read', 'audit:read', 'pets:read'] },
+        T0,
+      );
+
+      await expect(service.verifyDigest(sha256Hex(key), T0)).resolves.toMatchObject({
+        name: 'reader',
+        scopes: new Set(['audit:read', 'pets:read']),
+      });
+      expect((await rows())[0].scopes).toBe('audit:read pets:read');
+      for (const scope of ['pets', 'pets:delete', 'Pets:read', '*:read', 'pets:read pets:write'])
+        await expect(apiKeyError(service.create('bad', { scopes: [scope] }))).resolves.toMatchObject({
+          message: expect.stringContaining('is not a scope') as string,
+        });
+    });
+
+    it('refuses a key from its expiry on, and trusts it no longer than that', async () => {
+      const { key } = await service.create('short', { expiresAt: T0 + 500 }, T0);
+
+      await expect(service.verifyDigest(sha256Hex(key), T0)).resolves.toMatchObject({ until: T0 + 500 });
+      await expect(service.verifyDigest(sha256Hex(key), T0 + 500)).resolves.toBe('expired');
+      await expect(apiKeyError(service.create('past', { expiresAt: T0 }, T0))).resolves.toMatchObject({
+        message: 'the expiry must be in the future',
+      });
+    });
+
+    it('gives new keys at most the maximum lifetime, and that when none is asked for', async () => {
+      const capped = new ApiKeysService(repository, { maxLifetimeMs: 86_400_000 });
+
+      await expect(capped.create('default', {}, T0)).resolves.toMatchObject({
+        record: { expiresAt: T0 + 86_400_000 },
+      });
+      await expect(
+        apiKeyError(capped.create('long', { expiresAt: T0 + 86_400_001 }, T0)),
+      ).resolves.toMatchObject({
+        message: 'a key may live at most 1 days (API_KEY_MAX_LIFETIME_DAYS)',
+      });
+    });
+
+    it('rotates: both secrets work during the grace, then only the new one', async () => {
+      const { key: old, record } = await service.create('rotating', { scopes: ['pets:read'] }, T0);
+      const { key: fresh } = await service.rotate(String(record.id), 60_000, T0 + 1);
+
+      expect(fresh).not.toBe(old);
+      for (const key of [old, fresh])
+        await expect(service.verifyDigest(sha256Hex(key), T0 + 2)).resolves.toMatchObject({ id: record.id });
+      await expect(service.verifyDigest(sha256Hex(old), T0 + 60_001)).resolves.toBe('expired');
+      await expect(service.verify(fresh, T0 + 60_001)).resolves.toBe(true);
+      await expect(apiKeyError(service.rotate(String(record.id), 8 * 86_400_000))).resolves.toMatchObject({
+        message: 'the grace period must be from 0 to 7 days',
+      });
+    });
+
+    it('revokes both secrets of a key in its grace', async () => {
+      const { key: old, record } = await service.create('rotating', {}, T0);
+      const { key: fresh } = await service.rotate(String(record.id), 60_000, T0);
+      await service.revoke(String(record.id), T0 + 1);
+
+      for (const key of [old, fresh])
+        await expect(service.verifyDigest(sha256Hex(key), T0 + 2)).resolves.toBe('revoked');
     });
   });
 });

@@ -1,8 +1,9 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { boundedLru } from '../common/bounded-lru';
 import { randomBytes } from 'node:crypto';
 import { IsNull, Repository } from 'typeorm';
+import { EVERY_SCOPE, SCOPE_FORMAT } from '../common/scopes';
 import { repeatable } from '../database/outage-wait';
 import { ApiKeyEntity } from './api-key.entity';
 import { digest } from './api-key.store';
@@ -18,7 +19,35 @@ const MIN_PREFIX_LENGTH = 8;
 
 export class ApiKeyError extends Error {}
 
-export type KeyVerdict = 'valid' | 'unknown' | 'revoked';
+export type Refusal = 'unknown' | 'revoked' | 'expired';
+export type KeyVerdict = 'valid' | Refusal;
+
+/** Every scope, or those listed. */
+export type Scopes = typeof EVERY_SCOPE | ReadonlySet<string>;
+
+export const holds = (scopes: Scopes, scope: string): boolean => scopes === EVERY_SCOPE || scopes.has(scope);
+
+/** A stored key found valid, trusted until `until`. */
+export interface VerifiedKey {
+  readonly id: number;
+  readonly name: string;
+  readonly scopes: Scopes;
+  readonly until: number;
+}
+
+export interface KeyPolicy {
+  /** The longest a new key may live; null: no limit. */
+  maxLifetimeMs: number | null;
+}
+export const KEY_POLICY = Symbol('KEY_POLICY');
+
+export interface NewKey {
+  scopes?: readonly string[] | typeof EVERY_SCOPE;
+  expiresAt?: number | null;
+}
+
+export const MAX_GRACE_MS = 7 * 24 * 3600_000;
+export const DEFAULT_GRACE_MS = 24 * 3600_000;
 
 export interface CreatedApiKey {
   /** The key itself: shown once, never stored. */
@@ -39,18 +68,18 @@ export function hashApiKey(key: string): string {
 export class ApiKeysService {
   private readonly logger = new Logger('ApiKeys');
   /** Trusted until `until`, but kept for KNOWN_KEY_MS for `isKnown`. */
-  private readonly verified = boundedLru<string, { id: number; until: number }>(CACHE_LIMIT, {
-    ttl: KNOWN_KEY_MS,
+  private readonly verified = boundedLru<string, VerifiedKey>(CACHE_LIMIT, { ttl: KNOWN_KEY_MS });
+  private readonly refused = boundedLru<string, { verdict: Refusal; until: number }>(CACHE_LIMIT, {
+    ttl: UNKNOWN_CACHE_MS,
   });
-  private readonly refused = boundedLru<string, { verdict: Exclude<KeyVerdict, 'valid'>; until: number }>(
-    CACHE_LIMIT,
-    { ttl: UNKNOWN_CACHE_MS },
-  );
   private readonly lastUsedWritten = new Map<number, number>();
 
-  constructor(@InjectRepository(ApiKeyEntity) private readonly keys: Repository<ApiKeyEntity>) {}
+  constructor(
+    @InjectRepository(ApiKeyEntity) private readonly keys: Repository<ApiKeyEntity>,
+    @Optional() @Inject(KEY_POLICY) private readonly policy: KeyPolicy = { maxLifetimeMs: null },
+  ) {}
 
-  async create(name: string, now = Date.now()): Promise<CreatedApiKey> {
+  async create(name: string, options: NewKey = {}, now = Date.now()): Promise<CreatedApiKey> {
     const trimmed = name.trim();
     if (trimmed === '' || [...trimmed].length > 100 || /[\u0000-\u001f\u007f]/.test(trimmed))
       throw new ApiKeyError('the name must be 1 to 100 characters without control characters');
@@ -59,6 +88,10 @@ export class ApiKeysService {
       name: trimmed,
       prefix: key.slice(0, PREFIX_LENGTH),
       keyHash: hashApiKey(key),
+      scopes: scopesText(options.scopes ?? EVERY_SCOPE),
+      expiresAt: this.expiry(options.expiresAt ?? null, now),
+      previousKeyHash: null,
+      previousExpiresAt: null,
       createdAt: now,
       lastUsedAt: null,
       revokedAt: null,
@@ -92,49 +125,106 @@ export class ApiKeysService {
       .getMany();
   }
 
-  async revoke(idPrefixOrKey: string, now = Date.now()): Promise<ApiKeyEntity> {
+  private expiry(expiresAt: number | null, now: number): number | null {
+    const max = this.policy.maxLifetimeMs;
+    if (expiresAt !== null && expiresAt <= now) throw new ApiKeyError('the expiry must be in the future');
+    if (max === null) return expiresAt;
+    if (expiresAt === null) return now + max;
+    if (expiresAt - now > max)
+      throw new ApiKeyError(`a key may live at most ${max / 86_400_000} days (API_KEY_MAX_LIFETIME_DAYS)`);
+    return expiresAt;
+  }
+
+  private async findOne(idPrefixOrKey: string): Promise<ApiKeyEntity> {
     const matches = await this.find(idPrefixOrKey);
     // Never echo what could be a whole key.
     const given = idPrefixOrKey.length <= PREFIX_LENGTH ? `"${idPrefixOrKey}"` : 'given';
     if (matches.length === 0) throw new ApiKeyError(`no API key matches the id or prefix ${given}`);
     if (matches.length > 1)
       throw new ApiKeyError(`the prefix ${given} matches ${matches.length} keys: use the id instead`);
-    const [key] = matches;
+    return matches[0];
+  }
+
+  /** A new secret; the old one keeps working for `graceMs`, then only the new one does. */
+  async rotate(idPrefixOrKey: string, graceMs = DEFAULT_GRACE_MS, now = Date.now()): Promise<CreatedApiKey> {
+    if (!Number.isInteger(graceMs) || graceMs < 0 || graceMs > MAX_GRACE_MS)
+      throw new ApiKeyError('the grace period must be from 0 to 7 days');
+    const record = await this.findOne(idPrefixOrKey);
+    if (record.revokedAt !== null) throw new ApiKeyError(`API key ${record.id} is revoked`);
+    const key = generateApiKey();
+    const rotated = {
+      prefix: key.slice(0, PREFIX_LENGTH),
+      keyHash: hashApiKey(key),
+      previousKeyHash: record.keyHash,
+      previousExpiresAt: now + graceMs,
+    };
+    const { affected } = await this.keys.update({ id: record.id, keyHash: record.keyHash }, rotated);
+    if (affected === 0) throw new ApiKeyError(`API key ${record.id} changed meanwhile: try again`);
+    this.forget(record.keyHash);
+    if (record.previousKeyHash) this.forget(record.previousKeyHash);
+    return { key, record: { ...record, ...rotated } };
+  }
+
+  async revoke(idPrefixOrKey: string, now = Date.now()): Promise<ApiKeyEntity> {
+    const key = await this.findOne(idPrefixOrKey);
     if (key.revokedAt === null) {
       key.revokedAt = now;
       await this.keys.update({ id: key.id, revokedAt: IsNull() }, { revokedAt: now });
     }
     this.forget(key.keyHash);
+    if (key.previousKeyHash) this.forget(key.previousKeyHash);
     return key;
   }
 
   async verify(presented: string, now = Date.now()): Promise<boolean> {
-    return (await this.verifyDigest(hashApiKey(presented), now)) === 'valid';
+    return typeof (await this.verifyDigest(hashApiKey(presented), now)) === 'object';
   }
 
-  async verifyDigest(digest: string, now = Date.now()): Promise<KeyVerdict> {
+  /** The key a digest belongs to, or why it is refused. */
+  async verifyDigest(digest: string, now = Date.now()): Promise<VerifiedKey | Refusal> {
     const cached = this.verified.get(digest);
     if (cached && cached.until > now) {
       this.touch(cached.id, now);
-      return 'valid';
+      return cached;
     }
     const refused = this.refused.get(digest);
     if (refused && refused.until > now) return refused.verdict;
     const key = await repeatable(this.keys.manager.connection, () =>
       this.keys.findOne({
-        select: { id: true, revokedAt: true },
-        where: { keyHash: digest },
+        select: {
+          id: true,
+          name: true,
+          scopes: true,
+          keyHash: true,
+          expiresAt: true,
+          previousExpiresAt: true,
+          revokedAt: true,
+        },
+        where: [{ keyHash: digest }, { previousKeyHash: digest }],
       }),
     );
-    if (!key || key.revokedAt !== null) {
+    const expiresAt = key?.keyHash === digest ? key.expiresAt : (key?.previousExpiresAt ?? null);
+    const verdict: KeyVerdict = !key
+      ? 'unknown'
+      : key.revokedAt !== null
+        ? 'revoked'
+        : expiresAt !== null && expiresAt <= now
+          ? 'expired'
+          : 'valid';
+    if (verdict !== 'valid') {
       this.forget(digest);
-      const verdict = key ? 'revoked' : 'unknown';
       this.refused.set(digest, { verdict, until: now + UNKNOWN_CACHE_MS });
       return verdict;
     }
-    this.verified.set(digest, { id: key.id, until: now + VERIFY_CACHE_MS });
-    this.touch(key.id, now);
-    return 'valid';
+    const verified: VerifiedKey = {
+      id: key!.id,
+      name: key!.name,
+      scopes: key!.scopes === EVERY_SCOPE ? EVERY_SCOPE : new Set(key!.scopes.split(' ')),
+      until: Math.min(now + VERIFY_CACHE_MS, expiresAt ?? Infinity),
+    };
+    this.verified.set(digest, verified);
+    this.touch(verified.id, now);
+    return verified;
   }
 
   /** Found valid lately by this instance: looked up even when its address is over the abuse budget. */
@@ -155,4 +245,15 @@ export class ApiKeysService {
       this.logger.warn(`could not record the use of API key ${id}: ${(error as Error).message}`);
     });
   }
+}
+
+/** Scopes as stored: space-separated, or `*`; each `<name>:read|write|manage`. */
+export function scopesText(scopes: readonly string[] | typeof EVERY_SCOPE): string {
+  if (scopes === EVERY_SCOPE) return EVERY_SCOPE;
+  const wrong = scopes.find((scope) => !SCOPE_FORMAT.test(scope));
+  if (wrong !== undefined)
+    throw new ApiKeyError(
+      `"${wrong.slice(0, 70)}" is not a scope: use <collection>:read, <collection>:write or one such as keys:manage`,
+    );
+  return [...new Set(scopes)].sort().join(' ');
 }

@@ -1,8 +1,13 @@
+import type { Scopes } from './api-keys.service';
 import type { Request } from 'express';
 
 export interface Caller {
   /** The SHA-256 hex digest of the API key: a stable id that is never the key itself. */
   readonly owner: string;
+  /** A stored key's id and name; an `API_KEYS` entry has none. */
+  readonly keyId?: number;
+  readonly keyName?: string;
+  readonly scopes: Scopes;
 }
 
 const CALLER = Symbol('caller');

@@ -3,15 +3,20 @@ import { existsSync } from 'node:fs';
 import { parseArgs, ParseArgsConfig } from 'node:util';
 import { DataSource } from 'typeorm';
 import { ApiKeyEntity } from '../auth/api-key.entity';
-import { ApiKeyError, ApiKeysService } from '../auth/api-keys.service';
-import { DatabaseConfig, describeDatabase } from '../config/app-config';
+import { keyPolicy } from '../auth/auth.module';
+import { ApiKeyError, ApiKeysService, CreatedApiKey, DEFAULT_GRACE_MS } from '../auth/api-keys.service';
+import { AppConfig, describeDatabase } from '../config/app-config';
 import { configFromEnvironment } from '../config/environment';
 import { dataSourceOptions, openDatabase } from '../database/database.options';
 import { SCHEMAS } from '../features';
 
 const USAGE = `usage: npm run apikey -- <command> [--init]
-  create --name <client>   create a key for a client and print it (shown only this once)
-  list [--json]            list keys: id, name, prefix, created, last used, revoked (never the key)
+  create --name <client> [--scopes <scope,...>] [--expires-in <n>d|h|m]
+                           create a key for a client and print it (shown only this once);
+                           without --scopes it has every scope (e.g. --scopes pets:read)
+  list [--json]            list keys: id, name, prefix, scopes, created, expires, last used, revoked
+  rotate <id|prefix> [--grace <n>d|h|m]
+                           a new secret, printed once; the old one works for the grace (default 24h, at most 7d)
   revoke <id|prefix>       revoke a key; every instance refuses it within a second
   --init                   create the SQLite database if it does not exist yet
 The database is the service's (DATABASE_PATH or DATABASE_URL, .env included); it is named on stderr.`;
@@ -31,12 +36,13 @@ const when = (ms: number | null) => (ms === null ? '-' : new Date(ms).toISOStrin
 
 function table(keys: ApiKeyEntity[]): string[] {
   const rows = [
-    ['ID', 'NAME', 'PREFIX', 'CREATED', 'LAST USED', 'REVOKED'],
+    ['ID', 'NAME', 'PREFIX', 'SCOPES', 'CREATED', 'EXPIRES', 'LAST USED', 'REVOKED'],
     ...keys.map((k) => [
       String(k.id),
       k.name,
       k.prefix,
-      ...[k.createdAt, k.lastUsedAt, k.revokedAt].map(when),
+      k.scopes === '*' ? '*' : k.scopes.replaceAll(' ', ','),
+      ...[k.createdAt, k.expiresAt, k.lastUsedAt, k.revokedAt].map(when),
     ]),
   ];
   const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => [...row[column]].length)));
@@ -51,6 +57,25 @@ function table(keys: ApiKeyEntity[]): string[] {
 const parse = (args: string[], options: ParseArgsConfig['options'] = {}) =>
   parseArgs({ args, options, strict: true, allowPositionals: true });
 
+const UNIT_MS = { m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+/** `30d`, `12h`, `90m`. */
+function duration(option: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const match = /^(\d{1,5})([dhm])$/.exec(value);
+  if (!match)
+    throw new UsageError(`${option} takes a number of days, hours or minutes, such as 30d, 12h or 90m`);
+  return Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS];
+}
+
+function printNewKey(io: Output, verb: string, { key, record }: CreatedApiKey): void {
+  const expires = record.expiresAt === null ? '' : `, expires ${when(record.expiresAt)}`;
+  io.out(
+    `${verb} API key ${record.id} "${record.name}" (prefix ${record.prefix}${expires}). It is shown only this once:`,
+  );
+  io.out(key);
+}
+
 async function run(
   command: string | undefined,
   args: string[],
@@ -59,15 +84,31 @@ async function run(
 ): Promise<void> {
   switch (command) {
     case 'create': {
-      const { values, positionals } = parse(args, { name: { type: 'string' } });
+      const { values, positionals } = parse(args, {
+        name: { type: 'string' },
+        scopes: { type: 'string' },
+        'expires-in': { type: 'string' },
+      });
       if (typeof values.name !== 'string' || positionals.length > 0) {
-        throw new UsageError('create needs --name <client> and nothing else');
+        throw new UsageError('create needs --name <client>, and may take --scopes and --expires-in');
       }
-      const { key, record } = await keys.create(values.name);
-      io.out(
-        `Created API key ${record.id} "${record.name}" (prefix ${record.prefix}). It is shown only this once:`,
-      );
-      io.out(key);
+      const lifetime = duration('--expires-in', values['expires-in'] as string | undefined);
+      const scopes =
+        values.scopes === undefined ? undefined : (values.scopes as string).split(',').map((s) => s.trim());
+      const created = await keys.create(values.name, {
+        scopes,
+        expiresAt: lifetime === undefined ? null : Date.now() + lifetime,
+      });
+      printNewKey(io, 'Created', created);
+      return;
+    }
+    case 'rotate': {
+      const { values, positionals } = parse(args, { grace: { type: 'string' } });
+      if (positionals.length !== 1) throw new UsageError('rotate needs exactly one <id|prefix>');
+      const grace = duration('--grace', values.grace as string | undefined) ?? DEFAULT_GRACE_MS;
+      const rotated = await keys.rotate(positionals[0], grace);
+      printNewKey(io, 'Rotated', rotated);
+      io.out(`The old secret works until ${when(rotated.record.previousExpiresAt)}.`);
       return;
     }
     case 'list': {
@@ -76,14 +117,18 @@ async function run(
       const all = await keys.list();
       const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
       if (values.json) {
-        const visible = all.map(({ id, name, prefix, createdAt, lastUsedAt, revokedAt }) => ({
-          id,
-          name,
-          prefix,
-          createdAt: iso(createdAt),
-          lastUsedAt: iso(lastUsedAt),
-          revokedAt: iso(revokedAt),
-        }));
+        const visible = all.map(
+          ({ id, name, prefix, scopes, createdAt, expiresAt, lastUsedAt, revokedAt }) => ({
+            id,
+            name,
+            prefix,
+            scopes: scopes.split(' '),
+            createdAt: iso(createdAt),
+            expiresAt: iso(expiresAt),
+            lastUsedAt: iso(lastUsedAt),
+            revokedAt: iso(revokedAt),
+          }),
+        );
         io.out(JSON.stringify(visible, null, 2));
       } else if (all.length === 0) {
         io.out('No API keys are stored.');
@@ -104,7 +149,11 @@ async function run(
   }
 }
 
-export async function apiKeyCli(argv: string[], database: DatabaseConfig, io: Output): Promise<number> {
+export async function apiKeyCli(
+  argv: string[],
+  { database, auth }: Pick<AppConfig, 'database' | 'auth'>,
+  io: Output,
+): Promise<number> {
   const init = argv.includes('--init');
   const [command, ...args] = argv.filter((arg) => arg !== '--init');
   if (command === undefined || command === '--help' || command === 'help') {
@@ -127,7 +176,8 @@ export async function apiKeyCli(argv: string[], database: DatabaseConfig, io: Ou
   let dataSource: DataSource | undefined;
   try {
     dataSource = await openDatabase(database, dataSourceOptions(database, SCHEMAS));
-    await run(command, args, new ApiKeysService(dataSource.getRepository(ApiKeyEntity)), io);
+    const keys = new ApiKeysService(dataSource.getRepository(ApiKeyEntity), keyPolicy(auth));
+    await run(command, args, keys, io);
     return EXIT_OK;
   } catch (error) {
     if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
@@ -146,7 +196,7 @@ export async function apiKeyCli(argv: string[], database: DatabaseConfig, io: Ou
 }
 
 if (require.main === module) {
-  void apiKeyCli(process.argv.slice(2), configFromEnvironment('apikey').database, {
+  void apiKeyCli(process.argv.slice(2), configFromEnvironment('apikey'), {
     out: (line) => console.log(line),
     err: (line) => console.error(line),
   }).then((status) => process.exit(status));

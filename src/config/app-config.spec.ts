@@ -45,7 +45,7 @@ describe('loadConfig', () => {
         readCacheStaleMs: 1000,
       },
       rateLimit: { enabled: true, perMinute: 600, authFailuresPerMinute: 30, redisUrl: null },
-      auth: { apiKeys: [] },
+      auth: { apiKeys: [], maxLifetimeDays: null },
       docs: {
         swaggerEnabled: true,
         productionBaseUrl: 'https://api.petstore.example.com/v1',
@@ -148,7 +148,7 @@ describe('loadConfig', () => {
         authFailuresPerMinute: 5,
         redisUrl: 'redis://127.0.0.1:6379/2',
       },
-      auth: { apiKeys: ['key-one-0123456789abcdef', 'key_two.0123456789~+/='] },
+      auth: { apiKeys: ['key-one-0123456789abcdef', 'key_two.0123456789~+/='], maxLifetimeDays: null },
       docs: {
         swaggerEnabled: false,
         productionBaseUrl: 'https://api.example.org/v1',

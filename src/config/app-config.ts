@@ -135,6 +135,9 @@ export class RateLimitConfig {
 
 export class AuthConfig {
   @Variable('API_KEYS') @CommaSeparated() @Satisfies(apiKeysProblem) apiKeys: readonly string[] = [];
+  /** The longest a new stored key may live; null: no limit. */
+  @Variable('API_KEY_MAX_LIFETIME_DAYS') @IsOptional() @Integer(1, 3650) maxLifetimeDays: number | null =
+    null;
 }
 
 export class DocsConfig {

@@ -1,4 +1,4 @@
-export type AuthFailureReason = 'missing' | 'invalid' | 'revoked';
+export type AuthFailureReason = 'missing' | 'invalid' | 'revoked' | 'expired' | 'insufficient_scope';
 export type RateLimitKind = 'per_key' | 'auth_failures';
 export type IdempotencyConflictReason = 'in_flight' | 'body_mismatch';
 export type ReadCacheKind = 'row' | 'page';

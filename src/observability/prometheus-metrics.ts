@@ -48,8 +48,8 @@ export class PrometheusMetrics extends Metrics {
   private readonly observers = new Map<string, Observe>();
   private readonly authFailures = this.counter(
     'petstore_auth_failures_total',
-    'Requests refused 401 by the API key check, by reason: missing, invalid or revoked key.',
-    { reason: ['missing', 'invalid', 'revoked'] },
+    'Requests refused by the API key check, by reason: 401 for a missing, invalid, revoked or expired key, 403 for a missing scope.',
+    { reason: ['missing', 'invalid', 'revoked', 'expired', 'insufficient_scope'] },
   );
   private readonly rateLimitRefusals = this.counter(
     'petstore_rate_limited_total',

@@ -7,6 +7,7 @@ import type {
   ReferenceObject,
   RequestBodyObject,
   ResponseObject,
+  ResponsesObject,
 } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 import { apiDescription } from './api-description';
 import { resourceTags } from '../common/openapi/api-resource.decorator';
@@ -17,7 +18,9 @@ import {
   REPLAYED_HEADER_DOCS,
   REQUEST_ID_HEADER_DOCS,
 } from '../common/openapi/headers';
-import { errorCodes } from '../common/errors/error-codes';
+import { insufficientScopeChallenge, insufficientScopeMessage } from '../common/errors/bearer-challenge';
+import { errorCodes, errorSpec } from '../common/errors/error-codes';
+import { collectionScope, SCOPE_FORMAT, SCOPES_EXTENSION } from '../common/scopes';
 import { API_PREFIX } from '../common/resource-location';
 import { AppConfig } from '../config/app-config';
 
@@ -56,10 +59,50 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
   return document;
 }
 
-function operationsOf(document: OpenAPIObject): OperationObject[] {
-  return Object.values(document.paths).flatMap((path) =>
-    METHODS.map((method) => path[method]).filter((operation) => operation !== undefined),
+function operationsOf(document: OpenAPIObject): OperationObject[];
+function operationsOf(document: OpenAPIObject, located: true): [string, string, OperationObject][];
+function operationsOf(document: OpenAPIObject, located = false) {
+  return Object.entries(document.paths).flatMap(([path, item]) =>
+    METHODS.filter((method) => item[method] !== undefined).map((method) =>
+      located ? [path, method, item[method]!] : item[method]!,
+    ),
   );
+}
+
+/** The scope the key guard asks of the operation, in its description, `x-required-scopes` and its 403. */
+function requireScope(operation: OperationObject, path: string, method: string): void {
+  const extended = operation as OperationObject & { [SCOPES_EXTENSION]?: string[] };
+  const [scope] = (extended[SCOPES_EXTENSION] ??= [
+    collectionScope(path.split('/')[1], method.toUpperCase()),
+  ]);
+  operation.description = `${operation.description ?? ''}\n\nRequired scope: \`${scope}\`.`.trimStart();
+  const { status } = errorSpec('insufficient_scope');
+  const { default: fallback, ...responses } = operation.responses;
+  operation.responses = Object.fromEntries(
+    Object.entries({
+      ...responses,
+      [status]: {
+        description: `The API key lacks the scope \`${scope}\` (\`insufficient_scope\`); \`WWW-Authenticate\` names it.`,
+        // As the 401's: both come from the key guard, after what runs before it (getPet's deprecation).
+        headers: {
+          ...(responses['401'] as ResponseObject | undefined)?.headers,
+          'WWW-Authenticate': {
+            description: 'The bearer challenge naming the missing scope (RFC 6750).',
+            required: true,
+            schema: { type: 'string', enum: [insufficientScopeChallenge(scope)] },
+          },
+        },
+        content: {
+          'application/json': {
+            schema: { $ref: '#/components/schemas/Error' },
+            example: { code: 'insufficient_scope', message: insufficientScopeMessage(scope), status },
+          },
+        },
+      },
+    }).sort(([a], [b]) => Number(a) - Number(b)),
+  ) as ResponsesObject;
+  if (fallback) operation.responses.default = fallback;
+  if (!SCOPE_FORMAT.test(scope)) throw new Error(`${operation.operationId}: "${scope}" is not a scope`);
 }
 
 /** Names operations after their handlers; a name two controllers share gets theirs (`ordersList`). */
@@ -92,9 +135,11 @@ export function nameOperations(document: OpenAPIObject): void {
 function declareHttpLayer(document: OpenAPIObject, config: AppConfig): void {
   const secured = (operation: OperationObject) =>
     (operation.security ?? document.security ?? []).some((scheme) => Object.keys(scheme).length > 0);
-  for (const operation of operationsOf(document)) {
+  for (const [path, method, operation] of operationsOf(document, true)) {
+    if (secured(operation)) requireScope(operation, path, method);
     for (const [status, response] of Object.entries(operation.responses)) {
-      const authenticated = secured(operation) && status !== '401' && status !== 'default';
+      // The key guard answers 401 and 403 before the rate limit counts.
+      const authenticated = secured(operation) && !['401', '403', 'default'].includes(status);
       (response as ResponseObject).headers = {
         ...(response as ResponseObject).headers,
         ...(authenticated ? RATE_LIMIT_HEADER_DOCS : {}),

@@ -15,7 +15,7 @@ export interface CommandResult {
 export async function apikey(env: Record<string, string>, ...args: string[]): Promise<CommandResult> {
   let stdout = '';
   let stderr = '';
-  const code = await apiKeyCli(args, loadConfig(env).database, {
+  const code = await apiKeyCli(args, loadConfig(env), {
     out: (line) => (stdout += `${line}\n`),
     err: (line) => (stderr += `${line}\n`),
   });

@@ -133,9 +133,9 @@ export class ContractValidator {
     return new ContractValidator(prefixes, document.servers?.[0]?.url ?? '', covered);
   }
 
-  /** The covered (operation, status) pairs no checked response has shown yet. */
+  /** The covered (operation, status) pairs no checked response has shown yet; 403s are test/scopes.e2e-spec.ts's. */
   unchecked(): string[] {
-    return this.documented.filter((response) => !this.seen.has(response));
+    return this.documented.filter((response) => !this.seen.has(response) && !response.endsWith(' 403'));
   }
 
   /** Validates one response; returns what it was taken for, e.g. `getPet 404`. */

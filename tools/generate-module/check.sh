@@ -76,7 +76,8 @@ npm run -s migration:check
 specs=()
 for module in "${modules[@]}"; do specs+=("src/$module" "test/$module.e2e-spec.ts"); done
 npx jest --ci "${specs[@]}" src/database src/app/app.module.spec.ts test/error-catalogue.e2e-spec.ts \
-  test/openapi.e2e-spec.ts test/contract.e2e-spec.ts test/swagger-ui.e2e-spec.ts test/migrations.e2e-spec.ts "$@"
+  test/openapi.e2e-spec.ts test/contract.e2e-spec.ts test/swagger-ui.e2e-spec.ts test/migrations.e2e-spec.ts \
+  test/scopes.e2e-spec.ts "$@"
 # With TEST_DATABASE_URL (as CI sets it), the modules' e2e specs and migrations on PostgreSQL too.
 if [ -n "$pg_url" ]; then
   DATABASE_URL="$pg_url" npm run -s migration:check

@@ -3,3 +3,8 @@ export const REALM = 'petstore';
 /** The `WWW-Authenticate` challenges of a 401 without a key and with a wrong one (RFC 6750). */
 export const BEARER_CHALLENGE = `Bearer realm="${REALM}"`;
 export const INVALID_TOKEN_CHALLENGE = `${BEARER_CHALLENGE}, error="invalid_token"`;
+export const EXPIRED_TOKEN_CHALLENGE = `${INVALID_TOKEN_CHALLENGE}, error_description="The access token expired"`;
+export const insufficientScopeChallenge = (scope: string): string =>
+  `${BEARER_CHALLENGE}, error="insufficient_scope", scope="${scope}"`;
+export const insufficientScopeMessage = (scope: string): string =>
+  `The API key lacks the scope ${scope}, which this operation needs.`;

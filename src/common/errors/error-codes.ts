@@ -33,6 +33,11 @@ export const ERROR_CODES = {
     message: 'The request is not allowed.',
     when: "a guard refused an authenticated request (no operation of the contract does; a module's own guard may)",
   },
+  insufficient_scope: {
+    status: 403,
+    message: 'The API key lacks the scope this operation needs.',
+    when: 'the API key lacks the scope the operation needs; `WWW-Authenticate` names it',
+  },
   not_found: {
     status: 404,
     message: 'The requested resource could not be found.',

@@ -1,6 +1,10 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiDefaultResponse, ApiResponse } from '@nestjs/swagger';
-import { BEARER_CHALLENGE, INVALID_TOKEN_CHALLENGE } from '../errors/bearer-challenge';
+import {
+  BEARER_CHALLENGE,
+  EXPIRED_TOKEN_CHALLENGE,
+  INVALID_TOKEN_CHALLENGE,
+} from '../errors/bearer-challenge';
 import { AnyErrorCode, ERROR_CODES, ErrorCode, errorSpec } from '../errors/error-codes';
 import { ErrorDto } from '../errors/error.dto';
 import { ResponseHeaders } from './headers';
@@ -31,15 +35,19 @@ const ERROR_RESPONSES = {
   },
   401: {
     description:
-      'Missing or invalid API key (`unauthorized`). `WWW-Authenticate` names the scheme and realm, ' +
-      'with `error="invalid_token"` when a key was sent but is not valid.',
+      'Missing, invalid, revoked or expired API key (`unauthorized`). `WWW-Authenticate` names the scheme ' +
+      'and realm, with `error="invalid_token"` when a key was sent but is not valid, and the RFC 6750 ' +
+      '`error_description` when it has expired.',
     code: 'unauthorized',
-    messages: [ERROR_CODES.unauthorized.message, 'The API key is not valid.'],
+    messages: [ERROR_CODES.unauthorized.message, 'The API key is not valid.', 'The API key has expired.'],
     headers: {
       'WWW-Authenticate': {
         description: 'The bearer challenge (RFC 6750).',
         required: true,
-        schema: { type: 'string', enum: [BEARER_CHALLENGE, INVALID_TOKEN_CHALLENGE] },
+        schema: {
+          type: 'string',
+          enum: [BEARER_CHALLENGE, INVALID_TOKEN_CHALLENGE, EXPIRED_TOKEN_CHALLENGE],
+        },
       },
     },
   },
