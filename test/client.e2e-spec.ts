@@ -193,6 +193,26 @@ describe('The TypeScript client package (e2e)', () => {
       await expect(counting.pets.get(987654322)).rejects.toMatchObject({ code: 'not_found' });
       expect(calls).toBe(1);
     });
+
+    it('manages keys: a read-only key made through apiKeys reads, and is 403 insufficient_scope to write', async () => {
+      const made = await client.apiKeys.create({ name: 'client reader', scopes: ['pets:read'] });
+      const reader = pkg.createPetStoreClient({ ...options, apiKey: made.secret });
+
+      expect((await reader.pets.list({ limit: 1 })).items.length).toBeLessThanOrEqual(1);
+      await expect(reader.pets.create({ name: 'Nope', categoryId: 1 })).rejects.toMatchObject({
+        status: 403,
+        code: 'insufficient_scope',
+      });
+      await expect(client.apiKeys.update(made.id, { name: 'renamed' })).resolves.toMatchObject({
+        name: 'renamed',
+      });
+      const rotated = await client.apiKeys.rotate(made.id, { graceSeconds: 0 });
+      expect(rotated.secret).not.toBe(made.secret);
+      await client.apiKeys.revoke(made.id);
+      await expect(client.apiKeys.get(made.id)).resolves.toHaveProperty('revokedAt');
+      const listed = await client.apiKeys.list({ limit: 100 });
+      expect(listed.items.map((key) => key.id)).toContain(made.id);
+    });
   });
 
   it('429: retries after Retry-After only within its time; past it, rate_limited with retryAfter, at once', async () => {

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { boundedLru } from '../common/bounded-lru';
 import { randomBytes } from 'node:crypto';
-import { IsNull, Repository } from 'typeorm';
+import { IsNull, MoreThan, Repository } from 'typeorm';
 import { EVERY_SCOPE, SCOPE_FORMAT } from '../common/scopes';
 import { repeatable } from '../database/outage-wait';
 import { ApiKeyEntity } from './api-key.entity';
@@ -17,7 +17,23 @@ const CACHE_LIMIT = 10_000;
 const PREFIX_LENGTH = 12;
 const MIN_PREFIX_LENGTH = 8;
 
-export class ApiKeyError extends Error {}
+/** A refusal to say as it is: to the CLI's user, or as a 400, 404 or 409 of the API. */
+export class ApiKeyError extends Error {
+  constructor(
+    message: string,
+    readonly kind: 'invalid' | 'not_found' | 'revoked' = 'invalid',
+    readonly field?: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface KeyChange {
+  name?: string;
+  scopes?: readonly string[];
+  /** null: no expiry (or the longest one, where a maximum is set). */
+  expiresAt?: number | null;
+}
 
 export type Refusal = 'unknown' | 'revoked' | 'expired';
 export type KeyVerdict = 'valid' | Refusal;
@@ -80,12 +96,9 @@ export class ApiKeysService {
   ) {}
 
   async create(name: string, options: NewKey = {}, now = Date.now()): Promise<CreatedApiKey> {
-    const trimmed = name.trim();
-    if (trimmed === '' || [...trimmed].length > 100 || /[\u0000-\u001f\u007f]/.test(trimmed))
-      throw new ApiKeyError('the name must be 1 to 100 characters without control characters');
     const key = generateApiKey();
     const record: Omit<ApiKeyEntity, 'id'> = {
-      name: trimmed,
+      name: keyName(name),
       prefix: key.slice(0, PREFIX_LENGTH),
       keyHash: hashApiKey(key),
       scopes: scopesText(options.scopes ?? EVERY_SCOPE),
@@ -127,11 +140,16 @@ export class ApiKeysService {
 
   private expiry(expiresAt: number | null, now: number): number | null {
     const max = this.policy.maxLifetimeMs;
-    if (expiresAt !== null && expiresAt <= now) throw new ApiKeyError('the expiry must be in the future');
+    if (expiresAt !== null && expiresAt <= now)
+      throw new ApiKeyError('the expiry must be in the future', 'invalid', 'expiresAt');
     if (max === null) return expiresAt;
     if (expiresAt === null) return now + max;
     if (expiresAt - now > max)
-      throw new ApiKeyError(`a key may live at most ${max / 86_400_000} days (API_KEY_MAX_LIFETIME_DAYS)`);
+      throw new ApiKeyError(
+        `a key may live at most ${max / 86_400_000} days (API_KEY_MAX_LIFETIME_DAYS)`,
+        'invalid',
+        'expiresAt',
+      );
     return expiresAt;
   }
 
@@ -139,7 +157,8 @@ export class ApiKeysService {
     const matches = await this.find(idPrefixOrKey);
     // Never echo what could be a whole key.
     const given = idPrefixOrKey.length <= PREFIX_LENGTH ? `"${idPrefixOrKey}"` : 'given';
-    if (matches.length === 0) throw new ApiKeyError(`no API key matches the id or prefix ${given}`);
+    if (matches.length === 0)
+      throw new ApiKeyError(`no API key matches the id or prefix ${given}`, 'not_found');
     if (matches.length > 1)
       throw new ApiKeyError(`the prefix ${given} matches ${matches.length} keys: use the id instead`);
     return matches[0];
@@ -148,9 +167,8 @@ export class ApiKeysService {
   /** A new secret; the old one keeps working for `graceMs`, then only the new one does. */
   async rotate(idPrefixOrKey: string, graceMs = DEFAULT_GRACE_MS, now = Date.now()): Promise<CreatedApiKey> {
     if (!Number.isInteger(graceMs) || graceMs < 0 || graceMs > MAX_GRACE_MS)
-      throw new ApiKeyError('the grace period must be from 0 to 7 days');
-    const record = await this.findOne(idPrefixOrKey);
-    if (record.revokedAt !== null) throw new ApiKeyError(`API key ${record.id} is revoked`);
+      throw new ApiKeyError('the grace period must be from 0 to 7 days', 'invalid', 'graceSeconds');
+    const record = await this.live(idPrefixOrKey);
     const key = generateApiKey();
     const rotated = {
       prefix: key.slice(0, PREFIX_LENGTH),
@@ -163,6 +181,39 @@ export class ApiKeysService {
     this.forget(record.keyHash);
     if (record.previousKeyHash) this.forget(record.previousKeyHash);
     return { key, record: { ...record, ...rotated } };
+  }
+
+  /** Name, scopes or expiry; takes effect on every instance within VERIFY_CACHE_MS. */
+  async update(idPrefixOrKey: string, change: KeyChange, now = Date.now()): Promise<ApiKeyEntity> {
+    const record = await this.live(idPrefixOrKey);
+    const changed: Partial<ApiKeyEntity> = {};
+    if (change.name !== undefined) changed.name = keyName(change.name);
+    if (change.scopes !== undefined) changed.scopes = scopesText(change.scopes);
+    if (change.expiresAt !== undefined) changed.expiresAt = this.expiry(change.expiresAt, now);
+    if (Object.keys(changed).length > 0) await this.keys.update({ id: record.id }, changed);
+    this.forget(record.keyHash);
+    if (record.previousKeyHash) this.forget(record.previousKeyHash);
+    return { ...record, ...changed };
+  }
+
+  get(id: number): Promise<ApiKeyEntity> {
+    return this.findOne(String(id));
+  }
+
+  /** Keys in ascending id order, `limit` at a time (keyset pages). */
+  async page(limit: number, afterId = 0): Promise<{ items: ApiKeyEntity[]; more: boolean }> {
+    const rows = await this.keys.find({
+      where: { id: MoreThan(afterId) },
+      order: { id: 'ASC' },
+      take: limit + 1,
+    });
+    return { items: rows.slice(0, limit), more: rows.length > limit };
+  }
+
+  private async live(idPrefixOrKey: string): Promise<ApiKeyEntity> {
+    const record = await this.findOne(idPrefixOrKey);
+    if (record.revokedAt !== null) throw new ApiKeyError(`API key ${record.id} is revoked`, 'revoked');
+    return record;
   }
 
   async revoke(idPrefixOrKey: string, now = Date.now()): Promise<ApiKeyEntity> {
@@ -254,6 +305,19 @@ export function scopesText(scopes: readonly string[] | typeof EVERY_SCOPE): stri
   if (wrong !== undefined)
     throw new ApiKeyError(
       `"${wrong.slice(0, 70)}" is not a scope: use <collection>:read, <collection>:write or one such as keys:manage`,
+      'invalid',
+      'scopes',
     );
   return [...new Set(scopes)].sort().join(' ');
+}
+
+function keyName(name: string): string {
+  const trimmed = name.trim();
+  if (trimmed === '' || [...trimmed].length > 100 || /[\u0000-\u001f\u007f]/.test(trimmed))
+    throw new ApiKeyError(
+      'the name must be 1 to 100 characters without control characters',
+      'invalid',
+      'name',
+    );
+  return trimmed;
 }

@@ -2,6 +2,7 @@ import { DynamicModule, Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AppConfig, AuthConfig } from '../config/app-config';
 import { ApiKeyGuard } from './api-key.guard';
+import { ApiKeysController } from './api-keys.controller';
 import { ApiKeyStore } from './api-key.store';
 import { ApiKeysService, KEY_POLICY, KeyPolicy } from './api-keys.service';
 import { AUTH_SCHEMA } from './auth.schema';
@@ -20,6 +21,7 @@ export class AuthModule {
     return {
       module: AuthModule,
       imports: [TypeOrmModule.forFeature([...AUTH_SCHEMA.entities])],
+      controllers: [ApiKeysController],
       providers: [
         { provide: KEY_POLICY, useValue: keyPolicy(config.auth) },
         ApiKeysService,

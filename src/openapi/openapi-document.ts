@@ -89,7 +89,13 @@ function requireScope(operation: OperationObject, path: string, method: string):
           'WWW-Authenticate': {
             description: 'The bearer challenge naming the missing scope (RFC 6750).',
             required: true,
-            schema: { type: 'string', enum: [insufficientScopeChallenge(scope)] },
+            // A pattern, not the one scope: an operation that grants scopes (keys) may name another.
+            schema: {
+              type: 'string',
+              maxLength: 120,
+              pattern: `^${insufficientScopeChallenge('(SCOPE)').replace('(SCOPE)', SCOPE_FORMAT.source.slice(1, -1))}$`,
+              example: insufficientScopeChallenge(scope),
+            },
           },
         },
         content: {

@@ -11,6 +11,10 @@ export type { components, paths } from './generated/schema.js';
 export type Pet = components['schemas']['Pet'];
 export type NewPet = components['schemas']['NewPet'];
 export type PetStatus = components['schemas']['PetStatus'];
+export type ApiKey = components['schemas']['ApiKey'];
+export type ApiKeyWithSecret = components['schemas']['ApiKeyWithSecret'];
+export type NewApiKey = components['schemas']['NewApiKey'];
+export type ApiKeyPatch = components['schemas']['ApiKeyPatch'];
 
 export interface PetStoreClientOptions {
   /** The server URL, version segment included: `https://api.petstore.example.com/v1`. */
@@ -52,8 +56,21 @@ export interface PetsApi {
   get(id: number): Promise<Pet>;
 }
 
+/** Needs a key with `keys:manage`; a secret is in the answer of `create` and `rotate` only. */
+export interface ApiKeysApi {
+  list(options?: Omit<ListOptions, 'status'>): Promise<{ items: ApiKey[]; nextCursor?: string }>;
+  /** Not retried: a lost answer would lose the secret (revoke that key and make another). */
+  create(key: NewApiKey): Promise<ApiKeyWithSecret>;
+  get(id: number): Promise<ApiKey>;
+  update(id: number, patch: ApiKeyPatch): Promise<ApiKey>;
+  /** Not retried, for the same reason as `create`. */
+  rotate(id: number, options?: { graceSeconds?: number }): Promise<ApiKeyWithSecret>;
+  revoke(id: number): Promise<void>;
+}
+
 export interface PetStoreClient {
   pets: PetsApi;
+  apiKeys: ApiKeysApi;
 }
 
 /** `cursor` of the `rel="next"` link of a `Link` header, if there is one. */
@@ -86,7 +103,45 @@ export function createPetStoreClient(options: PetStoreClientOptions): PetStoreCl
       return next === undefined ? { items } : { items, nextCursor: next };
     });
 
+  const once = { ...retry, attempts: 1 };
+  const keyPath = (id: number) => ({ params: { path: { keyId: id } } });
+
   return {
+    apiKeys: {
+      list: ({ limit, cursor } = {}) =>
+        withRetries(retry, async (signal) => {
+          const result = await client.GET('/api-keys', { params: { query: { limit, cursor } }, signal });
+          const items = dataOf(result);
+          const next = nextCursor(result.response.headers.get('Link'));
+          return next === undefined ? { items } : { items, nextCursor: next };
+        }),
+      create: (key) =>
+        withRetries(once, async (signal) => dataOf(await client.POST('/api-keys', { body: key, signal }))),
+      get: (id) =>
+        withRetries(retry, async (signal) =>
+          dataOf(await client.GET('/api-keys/{keyId}', { ...keyPath(id), signal })),
+        ),
+      update: (id, patch) =>
+        withRetries(retry, async (signal) =>
+          dataOf(
+            await client.PATCH('/api-keys/{keyId}', {
+              ...keyPath(id),
+              body: patch,
+              headers: { 'Content-Type': 'application/merge-patch+json' },
+              signal,
+            }),
+          ),
+        ),
+      rotate: (id, body = {}) =>
+        withRetries(once, async (signal) =>
+          dataOf(await client.POST('/api-keys/{keyId}/rotate', { ...keyPath(id), body, signal })),
+        ),
+      revoke: (id) =>
+        withRetries(retry, async (signal) => {
+          const result = await client.DELETE('/api-keys/{keyId}', { ...keyPath(id), signal });
+          if (!result.response.ok) throw PetStoreError.from(result.response, result.error);
+        }),
+    },
     pets: {
       list,
       async *listAll({ status, limit } = {}) {

@@ -1,0 +1,183 @@
+import { Body, Controller, Delete, HttpCode, Patch, Post, Query, Req, Res } from '@nestjs/common';
+import {
+  ApiBody,
+  ApiConsumes,
+  ApiCreatedResponse,
+  ApiNoContentResponse,
+  ApiOkResponse,
+} from '@nestjs/swagger';
+import type { Request, Response } from 'express';
+import { ApiException, validationFailed } from '../common/errors/api-exception';
+import { insufficientScopeChallenge } from '../common/errors/bearer-challenge';
+import { ApiErrors } from '../common/openapi/api-errors.decorator';
+import { ApiResource } from '../common/openapi/api-resource.decorator';
+import { locationHeaderDocs, MERGE_PATCH } from '../common/openapi/headers';
+import { GetOperation, IdParam, ListOperation, Resource } from '../common/openapi/operations';
+import { decodeCursor, encodeCursor } from '../common/pagination/cursor';
+import { setNextLink } from '../common/pagination/next-link';
+import { resourceLocation } from '../common/resource-location';
+import { RequiredScope } from '../common/scopes';
+import { ApiIdParam } from '../common/validation/id.pipe';
+import { ApiKeyError, ApiKeysService, DEFAULT_GRACE_MS, holds } from './api-keys.service';
+import { AUTH_ERRORS } from './auth.errors';
+import { callerOf } from './caller';
+import {
+  ApiKeyDto,
+  ApiKeyPatchDto,
+  ApiKeyWithSecretDto,
+  ListApiKeysQueryDto,
+  NewApiKeyDto,
+  RotateApiKeyDto,
+} from './dto/api-key.dto';
+
+const KEYS: Resource = { collection: 'api-keys', param: 'keyId', noun: 'API key', nouns: 'API keys' };
+const SECRET_ONCE =
+  'The secret is in this answer only: the service keeps its SHA-256 digest, never the secret.';
+
+/** The API's refusals of the service's: 404 for no such key, 409 for a revoked one, else 400 naming the field. */
+async function answered<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (!(error instanceof ApiKeyError)) throw error;
+    if (error.kind === 'not_found') throw new ApiException('not_found');
+    if (error.kind === 'revoked') throw new ApiException(AUTH_ERRORS.api_key_revoked);
+    throw validationFailed([{ field: error.field ?? 'body', message: error.message }]);
+  }
+}
+
+/** A key cannot give another key a scope it lacks itself. */
+function mayGrant(req: Request, scopes: readonly string[] | undefined): void {
+  const held = callerOf(req)!.scopes;
+  const lacking = scopes?.find((scope) => !holds(held, scope));
+  if (lacking === undefined) return;
+  throw new ApiException(
+    'insufficient_scope',
+    `The API key cannot grant the scope ${lacking}, which it lacks.`,
+    undefined,
+    { 'WWW-Authenticate': insufficientScopeChallenge(lacking) },
+  );
+}
+
+const time = (value: string | null | undefined) =>
+  value === undefined ? undefined : value === null ? null : Date.parse(value);
+
+@ApiResource(
+  KEYS.collection,
+  'The API keys and what each may do (its scopes), for keys with `keys:manage`. A secret is shown once, ' +
+    "when its key is made or rotated; a rotated key's previous secret keeps working for a grace period. " +
+    'Changes reach every instance within a second.',
+)
+@RequiredScope('keys:manage')
+@Controller(KEYS.collection)
+export class ApiKeysController {
+  constructor(private readonly keys: ApiKeysService) {}
+
+  /**
+   * List API keys
+   *
+   * @remarks Every key, revoked ones included, in ascending id order; never a secret.
+   */
+  @ListOperation(ApiKeyDto, KEYS)
+  async listApiKeys(
+    @Query() query: ListApiKeysQueryDto,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<ApiKeyDto[]> {
+    const afterId = query.cursor === undefined ? 0 : decodeCursor(query.cursor, null).afterId;
+    const { items, more } = await this.keys.page(query.limit, afterId);
+    const next = more ? encodeCursor({ afterId: items[items.length - 1].id, filter: null }) : undefined;
+    setNextLink(res, KEYS.collection, { limit: query.limit }, next);
+    return items.map((key) => ApiKeyDto.fromEntity(key));
+  }
+
+  /**
+   * Make an API key
+   *
+   * @remarks A key with these scopes, each of which the key sending this must hold. The answer
+   * holds its secret, once.
+   */
+  @Post()
+  @ApiCreatedResponse({
+    type: ApiKeyWithSecretDto,
+    description: `API key made. ${SECRET_ONCE}`,
+    headers: locationHeaderDocs(KEYS.collection, KEYS.noun),
+  })
+  @ApiErrors([400, 401, 413, 415, 429, 500, 503])
+  async createApiKey(
+    @Body() body: NewApiKeyDto,
+    @Req() req: Request,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<ApiKeyWithSecretDto> {
+    mayGrant(req, body.scopes);
+    const created = await answered(() =>
+      this.keys.create(body.name, { scopes: body.scopes, expiresAt: time(body.expiresAt) ?? null }),
+    );
+    res.setHeader('Location', resourceLocation(KEYS.collection, created.record.id));
+    return ApiKeyWithSecretDto.of(created);
+  }
+
+  /**
+   * Get an API key
+   *
+   * @remarks The key with this id, never its secret.
+   */
+  @GetOperation(ApiKeyDto, KEYS)
+  async getApiKey(@IdParam(KEYS) id: number): Promise<ApiKeyDto> {
+    return ApiKeyDto.fromEntity(await answered(() => this.keys.get(id)));
+  }
+
+  /**
+   * Change an API key
+   *
+   * @remarks A JSON merge patch (RFC 7396) of its name, scopes or expiry; a revoked key is 409.
+   * New scopes must be held by the key sending this.
+   */
+  @Patch(`:${KEYS.param}`)
+  @ApiIdParam(KEYS.param, KEYS.noun)
+  @ApiConsumes(MERGE_PATCH)
+  @ApiBody({ type: ApiKeyPatchDto })
+  @ApiOkResponse({ type: ApiKeyDto, description: 'The API key as changed.' })
+  @ApiErrors([400, 401, 404, AUTH_ERRORS.api_key_revoked, 413, 415, 429, 500, 503])
+  async updateApiKey(
+    @IdParam(KEYS) id: number,
+    @Body() patch: ApiKeyPatchDto,
+    @Req() req: Request,
+  ): Promise<ApiKeyDto> {
+    mayGrant(req, patch.scopes);
+    const { name, scopes, expiresAt } = patch;
+    return ApiKeyDto.fromEntity(
+      await answered(() => this.keys.update(String(id), { name, scopes, expiresAt: time(expiresAt) })),
+    );
+  }
+
+  /**
+   * Rotate an API key's secret
+   *
+   * @remarks A new secret, in the answer once. The previous one keeps working for `graceSeconds`
+   * (default a day, at most 7 days), so that clients can move to the new one without downtime.
+   */
+  @Post(`:${KEYS.param}/rotate`)
+  @HttpCode(200)
+  @ApiIdParam(KEYS.param, KEYS.noun)
+  @ApiOkResponse({ type: ApiKeyWithSecretDto, description: `The new secret. ${SECRET_ONCE}` })
+  @ApiErrors([400, 401, 404, AUTH_ERRORS.api_key_revoked, 413, 415, 429, 500, 503])
+  async rotateApiKey(@IdParam(KEYS) id: number, @Body() body: RotateApiKeyDto): Promise<ApiKeyWithSecretDto> {
+    const graceMs = body.graceSeconds === undefined ? DEFAULT_GRACE_MS : body.graceSeconds * 1000;
+    return ApiKeyWithSecretDto.of(await answered(() => this.keys.rotate(String(id), graceMs)));
+  }
+
+  /**
+   * Revoke an API key
+   *
+   * @remarks Both its secrets stop working on every instance within a second. The key stays
+   * listed, with `revokedAt`; revoking it again changes nothing.
+   */
+  @Delete(`:${KEYS.param}`)
+  @HttpCode(204)
+  @ApiIdParam(KEYS.param, KEYS.noun)
+  @ApiNoContentResponse({ description: 'The API key is revoked.' })
+  @ApiErrors([400, 401, 404, 429, 500, 503])
+  async revokeApiKey(@IdParam(KEYS) id: number): Promise<void> {
+    await answered(() => this.keys.revoke(String(id)));
+  }
+}

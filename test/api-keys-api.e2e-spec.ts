@@ -1,0 +1,162 @@
+import request from 'supertest';
+import { AUTH, dropTestSchemas, useApp } from './support/app';
+import { ContractValidator } from './support/openapi';
+
+const KEY = /^pet_[A-Za-z0-9_-]{43}$/;
+
+/** /v1/api-keys through the real app: what a key with keys:manage can do, and cannot. */
+describe('API keys through the API (e2e)', () => {
+  const target = useApp();
+  afterAll(dropTestSchemas);
+  let contract: ContractValidator;
+  beforeAll(async () => {
+    contract = await ContractValidator.forPaths('/api-keys');
+  });
+
+  const as = (authorization: string) => ({
+    get: (path: string) => request(target.http).get(`/v1${path}`).set('Authorization', authorization),
+    post: (path: string, body: object = {}) =>
+      request(target.http).post(`/v1${path}`).set('Authorization', authorization).send(body),
+    patch: (path: string, body: object) =>
+      request(target.http)
+        .patch(`/v1${path}`)
+        .set('Authorization', authorization)
+        .set('Content-Type', 'application/merge-patch+json')
+        .send(JSON.stringify(body)),
+    delete: (path: string) => request(target.http).delete(`/v1${path}`).set('Authorization', authorization),
+  });
+  const admin = as(AUTH.Authorization);
+  const checked = async (response: request.Test) => {
+    const res = await response;
+    contract.check(res);
+    return res;
+  };
+  const make = async (body: object) => {
+    const res = await checked(admin.post('/api-keys', body));
+    expect(res.status).toBe(201);
+    return res.body as { id: number; secret: string; scopes: string[] };
+  };
+
+  it('makes a key with its scopes, its secret in that answer only', async () => {
+    const res = await checked(admin.post('/api-keys', { name: 'reader', scopes: ['pets:read'] }));
+
+    expect(res.status).toBe(201);
+    expect(res.headers.location).toBe(`/v1/api-keys/${res.body.id}`);
+    expect(res.body).toMatchObject({
+      name: 'reader',
+      scopes: ['pets:read'],
+      secret: expect.stringMatching(KEY),
+    });
+    const reader = as(`Bearer ${res.body.secret}`);
+    expect((await reader.get('/pets')).status).toBe(200);
+    expect((await reader.post('/pets', { name: 'Rex', categoryId: 1 })).status).toBe(403);
+
+    const got = await checked(admin.get(`/api-keys/${res.body.id}`));
+    // lastUsedAt is written after the answer: it may not be there yet.
+    expect(got.body).toMatchObject({
+      id: res.body.id,
+      name: 'reader',
+      prefix: (res.body.secret as string).slice(0, 12),
+      scopes: ['pets:read'],
+      createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) as string,
+    });
+    expect(got.body).not.toHaveProperty('secret');
+    const listed = await checked(admin.get('/api-keys?limit=100'));
+    expect(JSON.stringify(listed.body)).not.toContain(res.body.secret);
+  });
+
+  it('lets a key grant only scopes it holds', async () => {
+    const manager = await make({ name: 'manager', scopes: ['keys:manage', 'pets:read'] });
+    const asManager = as(`Bearer ${manager.secret}`);
+
+    expect((await checked(asManager.post('/api-keys', { name: 'ok', scopes: ['pets:read'] }))).status).toBe(
+      201,
+    );
+    const refused = await checked(
+      asManager.post('/api-keys', { name: 'more', scopes: ['pets:read', 'pets:write'] }),
+    );
+    expect(refused.status).toBe(403);
+    expect(refused.body.message).toBe('The API key cannot grant the scope pets:write, which it lacks.');
+    expect(refused.headers['www-authenticate']).toContain('scope="pets:write"');
+    const widened = await checked(
+      asManager.patch(`/api-keys/${manager.id}`, { scopes: ['keys:manage', 'audit:read'] }),
+    );
+    expect(widened.status).toBe(403);
+  });
+
+  it('changes scopes, name and expiry, effective at once on this instance', async () => {
+    const key = await make({ name: 'changing', scopes: ['pets:read', 'pets:write'] });
+    const client = as(`Bearer ${key.secret}`);
+    expect((await client.get('/pets')).status).toBe(200);
+
+    const changed = await checked(
+      admin.patch(`/api-keys/${key.id}`, { name: 'renamed', scopes: ['pets:write'] }),
+    );
+    expect(changed.body).toMatchObject({ name: 'renamed', scopes: ['pets:write'] });
+    expect((await client.get('/pets')).status).toBe(403);
+
+    const expiry = new Date(Date.now() + 3_600_000).toISOString();
+    expect((await checked(admin.patch(`/api-keys/${key.id}`, { expiresAt: expiry }))).body.expiresAt).toBe(
+      expiry,
+    );
+    expect(
+      (await checked(admin.patch(`/api-keys/${key.id}`, { expiresAt: null }))).body.expiresAt,
+    ).toBeUndefined();
+  });
+
+  it('rotates: both secrets work in the grace; without one the old secret is 401 expired', async () => {
+    const key = await make({ name: 'rotating', scopes: ['pets:read'] });
+    const graced = await checked(admin.post(`/api-keys/${key.id}/rotate`, { graceSeconds: 3600 }));
+    expect(graced.status).toBe(200);
+    expect(graced.body.secret).toMatch(KEY);
+    expect(graced.body.previousSecretExpiresAt).toBeDefined();
+    for (const secret of [key.secret, graced.body.secret as string])
+      expect((await as(`Bearer ${secret}`).get('/pets')).status).toBe(200);
+
+    const cut = await checked(admin.post(`/api-keys/${key.id}/rotate`, { graceSeconds: 0 }));
+    const old = await as(`Bearer ${graced.body.secret}`).get('/pets');
+    expect(old.status).toBe(401);
+    expect(old.headers['www-authenticate']).toContain('error_description="The access token expired"');
+    expect((await as(`Bearer ${cut.body.secret}`).get('/pets')).status).toBe(200);
+  });
+
+  it('revokes both secrets; a revoked key is 409 to change, 204 to revoke again, and stays listed', async () => {
+    const key = await make({ name: 'leaked', scopes: ['pets:read'] });
+    const rotated = await checked(admin.post(`/api-keys/${key.id}/rotate`, {}));
+
+    expect((await checked(admin.delete(`/api-keys/${key.id}`))).status).toBe(204);
+    for (const secret of [key.secret, rotated.body.secret as string])
+      expect((await as(`Bearer ${secret}`).get('/pets')).status).toBe(401);
+    expect((await checked(admin.delete(`/api-keys/${key.id}`))).status).toBe(204);
+    for (const res of [
+      await checked(admin.patch(`/api-keys/${key.id}`, { name: 'again' })),
+      await checked(admin.post(`/api-keys/${key.id}/rotate`, {})),
+    ])
+      expect(res.body).toMatchObject({ code: 'api_key_revoked', status: 409 });
+    expect((await checked(admin.get(`/api-keys/${key.id}`))).body.revokedAt).toBeDefined();
+  });
+
+  it.each([
+    [{ name: 'x', scopes: [] }, 'scopes'],
+    [{ name: 'x', scopes: ['pets'] }, 'scopes'],
+    [{ name: 'x', scopes: ['pets:read'], expiresAt: '2020-01-01T00:00:00Z' }, 'expiresAt'],
+    [{ name: 'x', scopes: ['pets:read'], expiresAt: 'tomorrow' }, 'expiresAt'],
+    [{ name: ' ', scopes: ['pets:read'] }, 'name'],
+    [{ name: 'x', scopes: ['pets:read'], secret: 'pet_mine' }, 'secret'],
+  ])('refuses %j with 400 naming %s', async (body, field) => {
+    const res = await checked(admin.post('/api-keys', body));
+    expect(res.status).toBe(400);
+    expect((res.body.details as { field: string }[]).map((detail) => detail.field)).toContain(field);
+  });
+
+  it('pages the keys with Link rel="next" and answers 404 for a key that does not exist', async () => {
+    await make({ name: 'one more', scopes: ['pets:read'] });
+    const first = await checked(admin.get('/api-keys?limit=1'));
+    expect(first.body).toHaveLength(1);
+    const next = /<\/v1([^>]+)>; rel="next"/.exec(first.headers.link)![1];
+    const second = await checked(admin.get(next));
+    expect((second.body as { id: number }[])[0].id).toBeGreaterThan((first.body as { id: number }[])[0].id);
+    expect((await checked(admin.get('/api-keys/999999'))).status).toBe(404);
+    expect((await checked(admin.get('/api-keys/abc'))).status).toBe(400);
+  });
+});
