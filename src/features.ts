@@ -1,4 +1,5 @@
 import { Type } from '@nestjs/common';
+import { AUDIT_SCHEMA } from './audit/audit.schema';
 import { AUTH_SCHEMA } from './auth/auth.schema';
 import { ModuleSchema } from './database/module-schema';
 import { HealthModule } from './health/health.module';
@@ -22,5 +23,6 @@ export const FEATURES: readonly Feature[] = [
 
 export const SCHEMAS: readonly ModuleSchema[] = [
   AUTH_SCHEMA,
+  AUDIT_SCHEMA,
   ...FEATURES.flatMap((feature) => (feature.schema ? [feature.schema] : [])),
 ];

@@ -194,7 +194,7 @@ describe('The TypeScript client package (e2e)', () => {
       expect(calls).toBe(1);
     });
 
-    it('manages keys: a read-only key made through apiKeys reads, and is 403 insufficient_scope to write', async () => {
+    it('manages keys and reads their audit: a read-only key made through apiKeys is 403 insufficient_scope to write', async () => {
       const made = await client.apiKeys.create({ name: 'client reader', scopes: ['pets:read'] });
       const reader = pkg.createPetStoreClient({ ...options, apiKey: made.secret });
 
@@ -212,6 +212,10 @@ describe('The TypeScript client package (e2e)', () => {
       await expect(client.apiKeys.get(made.id)).resolves.toHaveProperty('revokedAt');
       const listed = await client.apiKeys.list({ limit: 100 });
       expect(listed.items.map((key) => key.id)).toContain(made.id);
+      const audited = await client.auditEvents.list({ resource: 'api-keys', limit: 100 });
+      expect(
+        audited.items.filter((event) => event.resourceId === made.id).map((event) => event.operation),
+      ).toEqual(['createApiKey', 'updateApiKey', 'rotateApiKey', 'revokeApiKey']);
     });
   });
 

@@ -2,6 +2,7 @@ import { DynamicModule, Module, Provider } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import type { Logger } from 'pino';
 import { ApiKeyGuard } from '../auth/api-key.guard';
+import { AuditModule } from '../audit/audit.module';
 import { AuthModule } from '../auth/auth.module';
 import { RequestValidationPipe } from '../common/validation/request-validation.pipe';
 import { AppConfig } from '../config/app-config';
@@ -34,6 +35,7 @@ export class AppModule {
         DatabaseModule.forRoot(config.database, SCHEMAS),
         RateLimitModule.forRoot(config.rateLimit),
         AuthModule.forRoot(config),
+        AuditModule.forRoot(config.audit),
         ...FEATURES.map((feature) => feature.module),
       ],
       providers: [

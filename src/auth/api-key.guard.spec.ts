@@ -285,6 +285,7 @@ describe('ApiKeyGuard', () => {
       keyId: 1,
       keyName: 'client',
       scopes: EVERY_SCOPE,
+      operation: 'handler',
     });
   });
 

@@ -50,7 +50,11 @@ export class ApiKeyGuard implements CanActivate {
       const keyDigest = digest(token);
       const configuredOwner = this.configuredKeys.ownerOf(keyDigest);
       if (configuredOwner !== undefined) {
-        setCaller(request, { owner: configuredOwner, scopes: EVERY_SCOPE });
+        setCaller(request, {
+          owner: configuredOwner,
+          scopes: EVERY_SCOPE,
+          operation: context.getHandler().name,
+        });
         return true;
       }
       const owner = keyDigest.toString('hex');
@@ -65,7 +69,8 @@ export class ApiKeyGuard implements CanActivate {
       }
       if (typeof verdict === 'object') {
         await refund?.();
-        setCaller(request, { owner, keyId: verdict.id, keyName: verdict.name, scopes: verdict.scopes });
+        const { id: keyId, name: keyName, scopes } = verdict;
+        setCaller(request, { owner, keyId, keyName, scopes, operation: context.getHandler().name });
         return this.permits(verdict.scopes, scope);
       }
       refusal = verdict;

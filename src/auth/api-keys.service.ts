@@ -3,7 +3,9 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { boundedLru } from '../common/bounded-lru';
 import { randomBytes } from 'node:crypto';
 import { IsNull, MoreThan, Repository } from 'typeorm';
+import { AUDIT_LOG, AuditLog, auditedRequest } from '../common/audit-context';
 import { EVERY_SCOPE, SCOPE_FORMAT } from '../common/scopes';
+import { runTransaction } from '../database/resource-store';
 import { repeatable } from '../database/outage-wait';
 import { ApiKeyEntity } from './api-key.entity';
 import { digest } from './api-key.store';
@@ -93,7 +95,23 @@ export class ApiKeysService {
   constructor(
     @InjectRepository(ApiKeyEntity) private readonly keys: Repository<ApiKeyEntity>,
     @Optional() @Inject(KEY_POLICY) private readonly policy: KeyPolicy = { maxLifetimeMs: null },
+    @Optional() @Inject(AUDIT_LOG) private readonly audit?: AuditLog,
   ) {}
+
+  /** A write to the keys; made through the API, with its audit event in the same transaction. */
+  private async write<R>(
+    work: (keys: Repository<ApiKeyEntity>) => Promise<R>,
+    audited: (result: R) => { resourceId: number; outcome: number } | undefined,
+  ): Promise<R> {
+    const request = auditedRequest();
+    if (!request || !this.audit) return work(this.keys);
+    return runTransaction(this.keys.manager.connection, async (transaction) => {
+      const result = await work(transaction.getRepository(ApiKeyEntity));
+      const change = audited(result);
+      if (change) await this.audit!.record(transaction, [{ request, resource: 'api-keys', ...change }]);
+      return result;
+    });
+  }
 
   async create(name: string, options: NewKey = {}, now = Date.now()): Promise<CreatedApiKey> {
     const key = generateApiKey();
@@ -109,8 +127,11 @@ export class ApiKeysService {
       lastUsedAt: null,
       revokedAt: null,
     };
-    const result = await this.keys.insert(record);
-    return { key, record: { id: Number(result.identifiers[0].id), ...record } };
+    const id = await this.write(
+      async (keys) => Number((await keys.insert(record)).identifiers[0].id),
+      (resourceId) => ({ resourceId, outcome: 201 }),
+    );
+    return { key, record: { id, ...record } };
   }
 
   list(): Promise<ApiKeyEntity[]> {
@@ -176,7 +197,10 @@ export class ApiKeysService {
       previousKeyHash: record.keyHash,
       previousExpiresAt: now + graceMs,
     };
-    const { affected } = await this.keys.update({ id: record.id, keyHash: record.keyHash }, rotated);
+    const { affected } = await this.write(
+      (keys) => keys.update({ id: record.id, keyHash: record.keyHash }, rotated),
+      ({ affected }) => (affected === 1 ? { resourceId: record.id, outcome: 200 } : undefined),
+    );
     if (affected === 0) throw new ApiKeyError(`API key ${record.id} changed meanwhile: try again`);
     this.forget(record.keyHash);
     if (record.previousKeyHash) this.forget(record.previousKeyHash);
@@ -190,7 +214,11 @@ export class ApiKeysService {
     if (change.name !== undefined) changed.name = keyName(change.name);
     if (change.scopes !== undefined) changed.scopes = scopesText(change.scopes);
     if (change.expiresAt !== undefined) changed.expiresAt = this.expiry(change.expiresAt, now);
-    if (Object.keys(changed).length > 0) await this.keys.update({ id: record.id }, changed);
+    if (Object.keys(changed).length > 0)
+      await this.write(
+        (keys) => keys.update({ id: record.id }, changed),
+        () => ({ resourceId: record.id, outcome: 200 }),
+      );
     this.forget(record.keyHash);
     if (record.previousKeyHash) this.forget(record.previousKeyHash);
     return { ...record, ...changed };
@@ -220,7 +248,10 @@ export class ApiKeysService {
     const key = await this.findOne(idPrefixOrKey);
     if (key.revokedAt === null) {
       key.revokedAt = now;
-      await this.keys.update({ id: key.id, revokedAt: IsNull() }, { revokedAt: now });
+      await this.write(
+        (keys) => keys.update({ id: key.id, revokedAt: IsNull() }, { revokedAt: now }),
+        ({ affected }) => (affected === 1 ? { resourceId: key.id, outcome: 204 } : undefined),
+      );
     }
     this.forget(key.keyHash);
     if (key.previousKeyHash) this.forget(key.previousKeyHash);

@@ -8,6 +8,8 @@ export interface Caller {
   readonly keyId?: number;
   readonly keyName?: string;
   readonly scopes: Scopes;
+  /** The handler's name: the operation's id in the OpenAPI document (`createPet`). */
+  readonly operation: string;
 }
 
 const CALLER = Symbol('caller');

@@ -46,6 +46,7 @@ describe('loadConfig', () => {
       },
       rateLimit: { enabled: true, perMinute: 600, authFailuresPerMinute: 30, redisUrl: null },
       auth: { apiKeys: [], maxLifetimeDays: null },
+      audit: { retentionDays: 180 },
       docs: {
         swaggerEnabled: true,
         productionBaseUrl: 'https://api.petstore.example.com/v1',
@@ -149,6 +150,7 @@ describe('loadConfig', () => {
         redisUrl: 'redis://127.0.0.1:6379/2',
       },
       auth: { apiKeys: ['key-one-0123456789abcdef', 'key_two.0123456789~+/='], maxLifetimeDays: null },
+      audit: { retentionDays: 180 },
       docs: {
         swaggerEnabled: false,
         productionBaseUrl: 'https://api.example.org/v1',

@@ -36,6 +36,7 @@ export interface AppConfig {
   readonly database: Readonly<DatabaseConfig>;
   readonly rateLimit: Readonly<RateLimitConfig>;
   readonly auth: Readonly<AuthConfig>;
+  readonly audit: Readonly<AuditConfig>;
   readonly docs: Readonly<DocsConfig>;
   readonly log: Readonly<LogConfig>;
   readonly metrics: Readonly<MetricsConfig>;
@@ -140,6 +141,10 @@ export class AuthConfig {
     null;
 }
 
+export class AuditConfig {
+  @Variable('AUDIT_RETENTION_DAYS') @Integer(1, 36500) retentionDays = 180;
+}
+
 export class DocsConfig {
   @Variable('SWAGGER_ENABLED') @Flag() swaggerEnabled = true;
   @Variable('PRODUCTION_BASE_URL')
@@ -170,6 +175,7 @@ const SLICES = {
   postgres: PostgresLocation,
   rateLimit: RateLimitConfig,
   auth: AuthConfig,
+  audit: AuditConfig,
   log: LogConfig,
   docs: DocsConfig,
   metrics: MetricsConfig,

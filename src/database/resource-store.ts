@@ -1,5 +1,6 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import {
+  DataSource,
   EntityManager,
   FindOptionsOrder,
   FindOptionsWhere,
@@ -8,6 +9,7 @@ import {
   Repository,
 } from 'typeorm';
 import { LRUCache } from 'lru-cache';
+import { AUDIT_LOG, AuditLog, auditedRequest } from '../common/audit-context';
 import { boundedLru } from '../common/bounded-lru';
 import { ApiException } from '../common/errors/api-exception';
 import { decodeCursor, encodeCursor } from '../common/pagination/cursor';
@@ -67,6 +69,25 @@ function entryBytes(entry: Row | Page<Row>): number {
 interface PendingRow<E> {
   row: Omit<E, 'id'>;
   inTransaction?: WithCreated<E>;
+  /** The API request it is made for, whose audit event commits with it. */
+  request?: object;
+}
+
+/** A transaction that waits out a database blink and, on SQLite, holds the one connection. */
+export function runTransaction<R>(
+  connection: DataSource,
+  work: (transaction: EntityManager) => Promise<R>,
+): Promise<R> {
+  const transaction = () =>
+    beforeCommit(connection, (reachedCommit) =>
+      connection.transaction(async (manager) => {
+        const result = await work(manager);
+        reachedCommit();
+        return result;
+      }),
+    );
+  const gate = sqliteGateOf(connection);
+  return gate ? gate.exclusive(transaction) : transaction();
 }
 
 /** Every module's table: exact read cache, keyset pages, grouped creates (docs/architecture.md). */
@@ -90,8 +111,19 @@ export class ResourceStore<E extends Row> {
     readonly options: StoreOptions = {},
     private readonly sync: ChangeSync = { live: true },
     private readonly notice?: (transaction: EntityManager, table: string, id: number) => Promise<unknown>,
+    private readonly audit?: AuditLog,
   ) {
     this.table = repository.metadata.tablePath;
+    this.resource = this.table.replaceAll('_', '-');
+  }
+
+  /** As audit events name it: the table in the collections' spelling (`store-orders`). */
+  private readonly resource: string;
+
+  private audited(transaction: EntityManager, id: number, outcome: number): Promise<void> | undefined {
+    const request = auditedRequest();
+    if (!request || !this.audit) return undefined;
+    return this.audit.record(transaction, [{ request, resource: this.resource, resourceId: id, outcome }]);
   }
 
   async get(id: number): Promise<E | null> {
@@ -165,7 +197,7 @@ export class ResourceStore<E extends Row> {
   }
 
   create(row: Omit<E, 'id'>, inTransaction?: WithCreated<E>): Promise<E> {
-    return this.inserts.add({ row, inTransaction });
+    return this.inserts.add({ row, inTransaction, request: this.audit && auditedRequest() });
   }
 
   /** Compare-and-set on the version seen: a row changed meanwhile is read and `check`ed again. */
@@ -207,7 +239,10 @@ export class ResourceStore<E extends Row> {
       const row = current;
       const written = await this.writeChange(async (manager) => {
         const changed = await this.compareAndSet(manager, row, set);
-        if (changed) await this.notice?.(manager, this.table, id);
+        if (changed) {
+          await this.notice?.(manager, this.table, id);
+          await this.audited(manager, id, 200);
+        }
         return changed;
       });
       if (written) {
@@ -237,10 +272,11 @@ export class ResourceStore<E extends Row> {
     return affected === 1 ? updated : null;
   }
 
-  /** PostgreSQL: in a transaction, with its NOTIFY; SQLite: the one UPDATE, atomic on its own. */
+  /** PostgreSQL: in a transaction, with its NOTIFY; SQLite: the one UPDATE, atomic on its own, unless audited. */
   private writeChange<R>(write: (manager: EntityManager) => Promise<R>): Promise<R> {
     const { manager } = this.repository;
-    if (manager.connection.options.type !== 'postgres') return write(manager);
+    if (manager.connection.options.type !== 'postgres' && !(this.audit && auditedRequest()))
+      return write(manager);
     return this.write(write);
   }
 
@@ -249,6 +285,7 @@ export class ResourceStore<E extends Row> {
     try {
       const deleted = await this.change(id, check, async (manager) => {
         await manager.delete(this.repository.target, { id });
+        await this.audited(manager, id, 204);
         return true;
       });
       return deleted ?? false;
@@ -265,6 +302,8 @@ export class ResourceStore<E extends Row> {
     work: (transaction: EntityManager, row: E) => Promise<R | E>,
     outer?: EntityManager,
   ): Promise<R | null> {
+    // A change made in another module's transaction (an order that reserves its animal) is audited there.
+    const audit = outer ? (manager: EntityManager, row: E) => this.audited(manager, row.id, 200) : undefined;
     if (!this.options.mutable) throw new Error(`${this.table} is not a mutable store`);
     const { target } = this.repository;
     const inTransaction = async (transaction: EntityManager) => {
@@ -277,6 +316,7 @@ export class ResourceStore<E extends Row> {
       check(row);
       const result = await work(transaction, row);
       if (result === row) return result as R;
+      await audit?.(transaction, row);
       await this.notice?.(transaction, this.table, id);
       const owed = afterCommit.get(transaction);
       if (!owed) throw new Error('a change in a transaction that no ResourceStore began');
@@ -288,21 +328,13 @@ export class ResourceStore<E extends Row> {
 
   /** Owed work runs even if the transaction failed: a COMMIT without an answer may have committed. */
   private async write<R>(work: (transaction: EntityManager) => Promise<R>): Promise<R> {
-    const { connection } = this.repository.manager;
     let owed: Array<() => void> = [];
-    const transaction = () =>
-      beforeCommit(connection, (reachedCommit) =>
-        connection.transaction(async (manager) => {
-          owed = [];
-          afterCommit.set(manager, owed);
-          const result = await work(manager);
-          reachedCommit();
-          return result;
-        }),
-      );
-    const gate = sqliteGateOf(connection);
     try {
-      return await (gate ? gate.exclusive(transaction) : transaction());
+      return await runTransaction(this.repository.manager.connection, (manager) => {
+        owed = [];
+        afterCommit.set(manager, owed);
+        return work(manager);
+      });
     } finally {
       for (const done of owed) done();
     }
@@ -315,13 +347,20 @@ export class ResourceStore<E extends Row> {
     const created = (result: { identifiers: ObjectLiteral[] }) =>
       rows.map((row, index) => ({ id: Number(result.identifiers[index].id), ...row }) as unknown as E);
     const postgres = manager.connection.options.type === 'postgres';
-    if (!postgres && pending.every((create) => create.inTransaction === undefined))
+    if (
+      !postgres &&
+      pending.every((create) => create.inTransaction === undefined && create.request === undefined)
+    )
       return created(await manager.insert(target, rows as never));
     return this.write(async (transaction) => {
       if (postgres) await transaction.query('SELECT pg_advisory_xact_lock(hashtext($1))', [this.table]);
       const entities = created(await transaction.insert(target, rows as never));
       for (const [index, create] of pending.entries())
         await create.inTransaction?.(transaction, entities[index]);
+      const audited = pending.flatMap(({ request }, index) =>
+        request ? [{ request, resource: this.resource, resourceId: entities[index].id, outcome: 201 }] : [],
+      );
+      if (audited.length > 0) await this.audit!.record(transaction, audited);
       return entities;
     });
   }
@@ -379,6 +418,7 @@ export class ResourceStores {
   constructor(
     @Inject(READ_CACHE_OPTIONS) options: ReadCacheOptions,
     @Optional() metrics: Metrics = new Metrics(),
+    @Optional() @Inject(AUDIT_LOG) private readonly audit?: AuditLog,
   ) {
     this.cache = new ReadCache(options, metrics);
   }
@@ -395,6 +435,7 @@ export class ResourceStores {
         options,
         this.sync,
         notice,
+        this.audit,
       ) as unknown as ResourceStore<Row>;
       this.stores.set(table, store);
     }

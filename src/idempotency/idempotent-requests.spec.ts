@@ -41,7 +41,7 @@ function exchange(headers: Record<string, string>) {
     body: { name: 'Rex' },
   } as unknown as Request;
   // What the authentication guard records before the handler runs.
-  setCaller(request, { owner: 'owner-digest', scopes: '*' });
+  setCaller(request, { owner: 'owner-digest', scopes: '*', operation: 'createPet' });
   const sent: Record<string, string> = {};
   const response = {
     statusCode: 201,

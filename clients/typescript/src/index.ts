@@ -15,6 +15,8 @@ export type ApiKey = components['schemas']['ApiKey'];
 export type ApiKeyWithSecret = components['schemas']['ApiKeyWithSecret'];
 export type NewApiKey = components['schemas']['NewApiKey'];
 export type ApiKeyPatch = components['schemas']['ApiKeyPatch'];
+export type AuditEvent = components['schemas']['AuditEvent'];
+export type AuditQuery = NonNullable<paths['/audit-events']['get']['parameters']['query']>;
 
 export interface PetStoreClientOptions {
   /** The server URL, version segment included: `https://api.petstore.example.com/v1`. */
@@ -68,9 +70,15 @@ export interface ApiKeysApi {
   revoke(id: number): Promise<void>;
 }
 
+/** Needs a key with `audit:read`. */
+export interface AuditEventsApi {
+  list(query?: AuditQuery): Promise<{ items: AuditEvent[]; nextCursor?: string }>;
+}
+
 export interface PetStoreClient {
   pets: PetsApi;
   apiKeys: ApiKeysApi;
+  auditEvents: AuditEventsApi;
 }
 
 /** `cursor` of the `rel="next"` link of a `Link` header, if there is one. */
@@ -95,26 +103,33 @@ export function createPetStoreClient(options: PetStoreClientOptions): PetStoreCl
   });
   const retry = options.retry;
 
+  /** A page of a list and the cursor of the next, if there is one. */
+  const pageOf = <T>(result: { data?: T[]; error?: unknown; response: Response }) => {
+    const items = dataOf(result);
+    const next = nextCursor(result.response.headers.get('Link'));
+    return next === undefined ? { items } : { items, nextCursor: next };
+  };
+
   const list = async ({ status, limit, cursor }: ListOptions = {}): Promise<Page> =>
-    withRetries(retry, async (signal) => {
-      const result = await client.GET('/pets', { params: { query: { status, limit, cursor } }, signal });
-      const items = dataOf(result);
-      const next = nextCursor(result.response.headers.get('Link'));
-      return next === undefined ? { items } : { items, nextCursor: next };
-    });
+    withRetries(retry, async (signal) =>
+      pageOf(await client.GET('/pets', { params: { query: { status, limit, cursor } }, signal })),
+    );
 
   const once = { ...retry, attempts: 1 };
   const keyPath = (id: number) => ({ params: { path: { keyId: id } } });
 
   return {
+    auditEvents: {
+      list: (query = {}) =>
+        withRetries(retry, async (signal) =>
+          pageOf(await client.GET('/audit-events', { params: { query }, signal })),
+        ),
+    },
     apiKeys: {
       list: ({ limit, cursor } = {}) =>
-        withRetries(retry, async (signal) => {
-          const result = await client.GET('/api-keys', { params: { query: { limit, cursor } }, signal });
-          const items = dataOf(result);
-          const next = nextCursor(result.response.headers.get('Link'));
-          return next === undefined ? { items } : { items, nextCursor: next };
-        }),
+        withRetries(retry, async (signal) =>
+          pageOf(await client.GET('/api-keys', { params: { query: { limit, cursor } }, signal })),
+        ),
       create: (key) =>
         withRetries(once, async (signal) => dataOf(await client.POST('/api-keys', { body: key, signal }))),
       get: (id) =>

@@ -1,0 +1,9 @@
+import { ModuleSchema } from '../database/module-schema';
+import { AuditEventEntity } from './audit-event.entity';
+import { CreateAuditEvents1796515200000 } from './migrations/1796515200000-CreateAuditEvents';
+
+export const AUDIT_SCHEMA: ModuleSchema = {
+  module: 'audit',
+  entities: [AuditEventEntity],
+  migrations: [CreateAuditEvents1796515200000],
+};

@@ -1,0 +1,104 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import type { Request } from 'express';
+import { Between, EntityManager, FindOptionsWhere, MoreThan, Repository } from 'typeorm';
+import { callerOf } from '../auth/caller';
+import { AuditedChange, AuditLog } from '../common/audit-context';
+import { decodeCursor, encodeCursor } from '../common/pagination/cursor';
+import { Page } from '../common/pagination/page';
+import { requestIdOf } from '../http/request-log';
+import { AuditEventEntity } from './audit-event.entity';
+
+export interface AuditOptions {
+  retentionDays: number;
+}
+export const AUDIT_OPTIONS = Symbol('AUDIT_OPTIONS');
+
+export interface AuditFilter {
+  keyId?: number;
+  resource?: string;
+  /** Epoch ms, inclusive. */
+  since?: number;
+  /** Epoch ms, exclusive. */
+  until?: number;
+}
+
+const PRUNE_EVERY_MS = 3_600_000;
+const PRUNE_BATCH = 1000;
+const DAY_MS = 86_400_000;
+
+@Injectable()
+export class AuditService implements AuditLog, OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('Audit');
+  private pruning?: NodeJS.Timeout;
+
+  constructor(
+    @InjectRepository(AuditEventEntity) private readonly events: Repository<AuditEventEntity>,
+    @Inject(AUDIT_OPTIONS) private readonly options: AuditOptions,
+  ) {}
+
+  async record(transaction: EntityManager, changes: readonly AuditedChange[]): Promise<void> {
+    const at = Date.now();
+    const rows = changes.map(({ request, resource, resourceId, outcome }) => {
+      const req = request as Request;
+      const caller = callerOf(req);
+      return {
+        at,
+        keyId: caller?.keyId ?? null,
+        keyName: caller?.keyName ?? null,
+        operation: caller?.operation ?? 'unknown',
+        resource,
+        resourceId,
+        outcome,
+        requestId: requestIdOf(req) ?? '',
+        clientAddress: (req.ip ?? req.socket?.remoteAddress ?? 'unknown').slice(0, 64),
+      };
+    });
+    await transaction.insert(AuditEventEntity, rows);
+  }
+
+  /** Oldest first, `limit` at a time; the cursor holds the filter it was given for. */
+  async list(filter: AuditFilter, limit: number, cursor?: string): Promise<Page<AuditEventEntity>> {
+    const filterText = JSON.stringify([filter.keyId, filter.resource, filter.since, filter.until]);
+    const afterId = cursor === undefined ? 0 : decodeCursor(cursor, filterText).afterId;
+    const where: FindOptionsWhere<AuditEventEntity> = { id: MoreThan(afterId) };
+    if (filter.keyId !== undefined) where.keyId = filter.keyId;
+    if (filter.resource !== undefined) where.resource = filter.resource;
+    if (filter.since !== undefined || filter.until !== undefined)
+      where.at = Between(filter.since ?? 0, (filter.until ?? Number.MAX_SAFE_INTEGER) - 1);
+    const rows = await this.events.find({ where, order: { id: 'ASC' }, take: limit + 1 });
+    if (rows.length <= limit) return { items: rows };
+    const items = rows.slice(0, limit);
+    return { items, nextCursor: encodeCursor({ afterId: items[items.length - 1].id, filter: filterText }) };
+  }
+
+  /** Events older than the retention, in bounded batches; returns how many went. */
+  async prune(now = Date.now()): Promise<number> {
+    const cutoff = now - this.options.retentionDays * DAY_MS;
+    let removed = 0;
+    for (;;) {
+      const old = await this.events.find({
+        select: { id: true },
+        where: { at: Between(0, cutoff - 1) },
+        take: PRUNE_BATCH,
+      });
+      if (old.length === 0) return removed;
+      await this.events.delete(old.map(({ id }) => id));
+      removed += old.length;
+      if (old.length < PRUNE_BATCH) return removed;
+    }
+  }
+
+  onApplicationBootstrap(): void {
+    const prune = () =>
+      void this.prune().catch((error: unknown) =>
+        this.logger.warn(`pruning audit events failed: ${(error as Error).message}`),
+      );
+    this.pruning = setInterval(prune, PRUNE_EVERY_MS).unref();
+    prune();
+  }
+
+  onApplicationShutdown(): void {
+    clearInterval(this.pruning);
+  }
+}
