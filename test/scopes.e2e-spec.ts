@@ -35,7 +35,7 @@ describe('key scopes, operation by operation', () => {
   let allScopes: string[];
 
   const keyWith = async (scopes: string[]) =>
-    `Bearer ${(await target.app.get(ApiKeysService).create(`scopes ${scopes.join(' ')}`, { scopes })).key}`;
+    `Bearer ${(await target.app.get(ApiKeysService).create(`scopes ${scopes.length}`, { scopes })).key}`;
 
   beforeAll(async () => {
     document = (await request(target.http).get('/docs-json').expect(200)).body as OpenAPIObject;
