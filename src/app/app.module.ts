@@ -34,9 +34,10 @@ export class AppModule {
         ObservabilityModule.forRoot(config.metrics, logger),
         DatabaseModule.forRoot(config.database, SCHEMAS),
         RateLimitModule.forRoot(config.rateLimit),
+        ...FEATURES.map((feature) => feature.module),
+        // After the features: Express tries routes in order, and the collections' are the busy ones.
         AuthModule.forRoot(config),
         AuditModule.forRoot(config.audit),
-        ...FEATURES.map((feature) => feature.module),
       ],
       providers: [
         ...globalGuards(config),

@@ -3,9 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { SwaggerModule } from '@nestjs/swagger';
 import type { DestinationStream, Logger as PinoLogger } from 'pino';
-import type { Request, Response } from 'express';
 import { AppModule } from './app.module';
-import { auditing } from '../common/audit-context';
 import { ETAG_HEADER, IF_MATCH_HEADER, REQUEST_ID_HEADER } from '../common/openapi/headers';
 import { API_PREFIX } from '../common/resource-location';
 import { AppConfig } from '../config/app-config';
@@ -25,7 +23,6 @@ import { protectSecrets } from '../observability/redact';
 import { ROOT_LOGGER } from '../observability/observability.module';
 
 export const DOCS_PATH = 'docs';
-const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 export const CORS_ALLOWED_HEADERS = [
   'Authorization',
@@ -78,10 +75,6 @@ export function setupApp(app: NestExpressApplication, config: AppConfig): void {
   app.use(securityHeaders(DOCS_PATH));
   if (config.http.corsOrigins.length > 0) enableCors(app, config.http.corsOrigins);
   app.use(checkRequestHeaders);
-  // What a request changes is audited in the change's transaction: reads need no context.
-  app.use((req: Request, res: Response, next: () => void) =>
-    READS.has(req.method) ? next() : auditing(req, res, next),
-  );
   app.use(jsonBody(config.http.bodyLimitBytes, new RouteIndex(app.getHttpAdapter().getInstance())));
   app.setGlobalPrefix(API_PREFIX, {
     exclude: [{ path: `${HEALTH_PATH}/{*probe}`, method: RequestMethod.GET }],

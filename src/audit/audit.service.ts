@@ -4,6 +4,7 @@ import type { Request } from 'express';
 import { Between, EntityManager, FindOptionsWhere, MoreThan, Repository } from 'typeorm';
 import { callerOf } from '../auth/caller';
 import { AuditedChange, AuditLog } from '../common/audit-context';
+import { lastInTransaction } from '../database/resource-store';
 import { decodeCursor, encodeCursor } from '../common/pagination/cursor';
 import { Page } from '../common/pagination/page';
 import { requestIdOf } from '../http/request-log';
@@ -37,9 +38,24 @@ export class AuditService implements AuditLog, OnApplicationBootstrap, OnApplica
     @Inject(AUDIT_OPTIONS) private readonly options: AuditOptions,
   ) {}
 
+  /** Events gathered in a transaction, written in one INSERT as it commits (a group of creates: one). */
+  private readonly gathered = new WeakMap<EntityManager, Partial<AuditEventEntity>[]>();
+
   async record(transaction: EntityManager, changes: readonly AuditedChange[]): Promise<void> {
+    const rows = this.rows(changes);
+    const gathered = this.gathered.get(transaction);
+    if (gathered) {
+      gathered.push(...rows);
+      return;
+    }
+    const write = () => transaction.insert(AuditEventEntity, rows).then(() => undefined);
+    if (!lastInTransaction(transaction, write)) return write();
+    this.gathered.set(transaction, rows);
+  }
+
+  private rows(changes: readonly AuditedChange[]): Partial<AuditEventEntity>[] {
     const at = Date.now();
-    const rows = changes.map(({ request, resource, resourceId, outcome }) => {
+    return changes.map(({ request, resource, resourceId, outcome }) => {
       const req = request as Request;
       const caller = callerOf(req);
       return {
@@ -54,7 +70,6 @@ export class AuditService implements AuditLog, OnApplicationBootstrap, OnApplica
         clientAddress: (req.ip ?? req.socket?.remoteAddress ?? 'unknown').slice(0, 64),
       };
     });
-    await transaction.insert(AuditEventEntity, rows);
   }
 
   /** Oldest first, `limit` at a time; the cursor holds the filter it was given for. */

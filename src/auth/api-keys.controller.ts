@@ -110,7 +110,11 @@ export class ApiKeysController {
   ): Promise<ApiKeyWithSecretDto> {
     mayGrant(req, body.scopes);
     const created = await answered(() =>
-      this.keys.create(body.name, { scopes: body.scopes, expiresAt: time(body.expiresAt) ?? null }),
+      this.keys.create(
+        body.name,
+        { scopes: body.scopes, expiresAt: time(body.expiresAt) ?? null },
+        { request: req },
+      ),
     );
     res.setHeader('Location', resourceLocation(KEYS.collection, created.record.id));
     return ApiKeyWithSecretDto.of(created);
@@ -146,7 +150,9 @@ export class ApiKeysController {
     mayGrant(req, patch.scopes);
     const { name, scopes, expiresAt } = patch;
     return ApiKeyDto.fromEntity(
-      await answered(() => this.keys.update(String(id), { name, scopes, expiresAt: time(expiresAt) })),
+      await answered(() =>
+        this.keys.update(String(id), { name, scopes, expiresAt: time(expiresAt) }, { request: req }),
+      ),
     );
   }
 
@@ -161,9 +167,15 @@ export class ApiKeysController {
   @ApiIdParam(KEYS.param, KEYS.noun)
   @ApiOkResponse({ type: ApiKeyWithSecretDto, description: `The new secret. ${SECRET_ONCE}` })
   @ApiErrors([400, 401, 404, AUTH_ERRORS.api_key_revoked, 413, 415, 429, 500, 503])
-  async rotateApiKey(@IdParam(KEYS) id: number, @Body() body: RotateApiKeyDto): Promise<ApiKeyWithSecretDto> {
+  async rotateApiKey(
+    @IdParam(KEYS) id: number,
+    @Body() body: RotateApiKeyDto,
+    @Req() req: Request,
+  ): Promise<ApiKeyWithSecretDto> {
     const graceMs = body.graceSeconds === undefined ? DEFAULT_GRACE_MS : body.graceSeconds * 1000;
-    return ApiKeyWithSecretDto.of(await answered(() => this.keys.rotate(String(id), graceMs)));
+    return ApiKeyWithSecretDto.of(
+      await answered(() => this.keys.rotate(String(id), graceMs, { request: req })),
+    );
   }
 
   /**
@@ -177,7 +189,7 @@ export class ApiKeysController {
   @ApiIdParam(KEYS.param, KEYS.noun)
   @ApiNoContentResponse({ description: 'The API key is revoked.' })
   @ApiErrors([400, 401, 404, 429, 500, 503])
-  async revokeApiKey(@IdParam(KEYS) id: number): Promise<void> {
-    await answered(() => this.keys.revoke(String(id)));
+  async revokeApiKey(@IdParam(KEYS) id: number, @Req() req: Request): Promise<void> {
+    await answered(() => this.keys.revoke(String(id), { request: req }));
   }
 }

@@ -80,7 +80,7 @@ describe('ApiKeysService (in-memory SQLite)', () => {
 
   describe('create', () => {
     it('returns a pet_ key once and stores only its SHA-256 hex digest and its first 12 characters', async () => {
-      const { key, record } = await service.create('client-a', {}, T0);
+      const { key, record } = await service.create('client-a', {}, { now: T0 });
 
       expect(key).toMatch(KEY_FORMAT);
       expect(record).toEqual({
@@ -177,10 +177,10 @@ describe('ApiKeysService (in-memory SQLite)', () => {
     });
 
     it('lists every key in id order, revoked ones included, without the key', async () => {
-      const a = await service.create('client-a', {}, T0);
-      const b = await service.create('client-b', {}, T0 + 1);
-      const c = await service.create('client-c', {}, T0 + 2);
-      await service.revoke(String(b.record.id), T0 + 3);
+      const a = await service.create('client-a', {}, { now: T0 });
+      const b = await service.create('client-b', {}, { now: T0 + 1 });
+      const c = await service.create('client-c', {}, { now: T0 + 2 });
+      await service.revoke(String(b.record.id), { now: T0 + 3 });
 
       const listed = await service.list();
 
@@ -234,8 +234,8 @@ describe('ApiKeysService (in-memory SQLite)', () => {
     });
 
     it('tells a revoked key from an unknown one, and remembers that briefly too', async () => {
-      const { key, record } = await service.create('client-a', {}, T0);
-      await service.revoke(String(record.id), T0 + 1);
+      const { key, record } = await service.create('client-a', {}, { now: T0 });
+      await service.revoke(String(record.id), { now: T0 + 1 });
 
       await expect(service.verifyDigest(sha256Hex(key), T0 + 2)).resolves.toBe('revoked');
       await expect(
@@ -256,10 +256,10 @@ describe('ApiKeysService (in-memory SQLite)', () => {
 
   describe('revoke', () => {
     it('revokes by id: the same instance refuses the key at once, even if it just accepted it', async () => {
-      const { key, record } = await service.create('client-a', {}, T0);
+      const { key, record } = await service.create('client-a', {}, { now: T0 });
       await expect(service.verify(key, T0 + 1)).resolves.toBe(true);
 
-      await expect(service.revoke(String(record.id), T0 + 2)).resolves.toMatchObject({
+      await expect(service.revoke(String(record.id), { now: T0 + 2 })).resolves.toMatchObject({
         id: record.id,
         name: 'client-a',
         revokedAt: T0 + 2,
@@ -270,11 +270,11 @@ describe('ApiKeysService (in-memory SQLite)', () => {
     });
 
     it('revokes by the listed prefix', async () => {
-      const other = await service.create('client-a', {}, T0);
-      const { key, record } = await service.create('client-b', {}, T0);
+      const other = await service.create('client-a', {}, { now: T0 });
+      const { key, record } = await service.create('client-b', {}, { now: T0 });
       await expect(service.verify(key, T0 + 1)).resolves.toBe(true);
 
-      await expect(service.revoke(record.prefix, T0 + 2)).resolves.toMatchObject({
+      await expect(service.revoke(record.prefix, { now: T0 + 2 })).resolves.toMatchObject({
         id: record.id,
         revokedAt: T0 + 2,
       });
@@ -285,11 +285,11 @@ describe('ApiKeysService (in-memory SQLite)', () => {
     });
 
     it('takes effect in another instance sharing the database once VERIFY_CACHE_MS has passed', async () => {
-      const { key, record } = await service.create('client-a', {}, T0);
+      const { key, record } = await service.create('client-a', {}, { now: T0 });
       const otherInstance = new ApiKeysService(dataSource.getRepository(ApiKeyEntity));
       await expect(otherInstance.verify(key, T0)).resolves.toBe(true);
 
-      await service.revoke(String(record.id), T0 + 1);
+      await service.revoke(String(record.id), { now: T0 + 1 });
 
       expect(VERIFY_CACHE_MS).toBeLessThanOrEqual(1000);
       await expect(service.verify(key, T0 + 1)).resolves.toBe(false);
@@ -300,10 +300,10 @@ describe('ApiKeysService (in-memory SQLite)', () => {
     });
 
     it('takes effect at once in another instance that had not cached the key', async () => {
-      const { key, record } = await service.create('client-a', {}, T0);
+      const { key, record } = await service.create('client-a', {}, { now: T0 });
       const otherInstance = new ApiKeysService(dataSource.getRepository(ApiKeyEntity));
 
-      await service.revoke(String(record.id), T0 + 1);
+      await service.revoke(String(record.id), { now: T0 + 1 });
 
       await expect(otherInstance.verify(key, T0 + 2)).resolves.toBe(false);
     });
@@ -313,9 +313,9 @@ describe('ApiKeysService (in-memory SQLite)', () => {
       ['id 0', '0'],
       ['an unknown prefix', 'pet_zzzzzzzz'],
     ])('refuses %s with an ApiKeyError and revokes nothing', async (_label, idOrPrefix) => {
-      const { record } = await service.create('client-a', {}, T0);
+      const { record } = await service.create('client-a', {}, { now: T0 });
 
-      const error = await apiKeyError(service.revoke(idOrPrefix, T0 + 1));
+      const error = await apiKeyError(service.revoke(idOrPrefix, { now: T0 + 1 }));
 
       expect(error.message).toBe(`no API key matches the id or prefix "${idOrPrefix}"`);
       expect((await row(record.id)).revokedAt).toBeNull();
@@ -326,9 +326,9 @@ describe('ApiKeysService (in-memory SQLite)', () => {
       ['an empty string', ''],
       ['a negative id', '-1'],
     ])('refuses %s as too short to be a prefix, and revokes nothing', async (_label, idOrPrefix) => {
-      const { record } = await service.create('client-a', {}, T0);
+      const { record } = await service.create('client-a', {}, { now: T0 });
 
-      const error = await apiKeyError(service.revoke(idOrPrefix, T0 + 1));
+      const error = await apiKeyError(service.revoke(idOrPrefix, { now: T0 + 1 }));
 
       expect(error.message).toBe(
         'a prefix needs at least 8 characters (the first 8 to 12 of the key, as list shows), or use the id',
@@ -337,21 +337,26 @@ describe('ApiKeysService (in-memory SQLite)', () => {
     });
 
     it.each([8, 10, 11, 12])('revokes by a prefix of %i characters', async (length) => {
-      const { key, record } = await service.create('client-a', {}, T0);
+      const { key, record } = await service.create('client-a', {}, { now: T0 });
 
-      await expect(service.revoke(key.slice(0, length), T0 + 1)).resolves.toMatchObject({ id: record.id });
+      await expect(service.revoke(key.slice(0, length), { now: T0 + 1 })).resolves.toMatchObject({
+        id: record.id,
+      });
       expect((await row(record.id)).revokedAt).toBe(T0 + 1);
     });
 
     it('revokes by the whole key (looked up by digest) and never repeats a key in an error', async () => {
-      const { key, record } = await service.create('client-a', {}, T0);
+      const { key, record } = await service.create('client-a', {}, { now: T0 });
       const other = `pet_${'x'.repeat(43)}`;
 
-      const error = await apiKeyError(service.revoke(other, T0 + 1));
+      const error = await apiKeyError(service.revoke(other, { now: T0 + 1 }));
       expect(error.message).toBe('no API key matches the id or prefix given');
       expect(error.message).not.toContain(other);
 
-      await expect(service.revoke(key, T0 + 2)).resolves.toMatchObject({ id: record.id, revokedAt: T0 + 2 });
+      await expect(service.revoke(key, { now: T0 + 2 })).resolves.toMatchObject({
+        id: record.id,
+        revokedAt: T0 + 2,
+      });
     });
 
     it('refuses a prefix that matches several keys and revokes none of them', async () => {
@@ -361,19 +366,23 @@ describe('ApiKeysService (in-memory SQLite)', () => {
         { name: 'two', prefix, keyHash: sha256Hex('two'), scopes: '*', createdAt: T0 },
       ]);
 
-      const error = await apiKeyError(service.revoke(prefix, T0 + 1));
+      const error = await apiKeyError(service.revoke(prefix, { now: T0 + 1 }));
 
       expect(error.message).toBe(`the prefix "${prefix}" matches 2 keys: use the id instead`);
       expect((await rows()).map((stored) => stored.revoked_at)).toEqual([null, null]);
-      await expect(service.revoke('2', T0 + 2)).resolves.toMatchObject({ id: 2, revokedAt: T0 + 2 });
+      await expect(service.revoke('2', { now: T0 + 2 })).resolves.toMatchObject({ id: 2, revokedAt: T0 + 2 });
     });
 
     it('keeps the first revocation time when a key is revoked twice', async () => {
-      const { key, record } = await service.create('client-a', {}, T0);
+      const { key, record } = await service.create('client-a', {}, { now: T0 });
 
-      await service.revoke(String(record.id), T0 + 10);
-      await expect(service.revoke(record.prefix, T0 + 20)).resolves.toMatchObject({ revokedAt: T0 + 10 });
-      await expect(service.revoke(String(record.id), T0 + 30)).resolves.toMatchObject({ revokedAt: T0 + 10 });
+      await service.revoke(String(record.id), { now: T0 + 10 });
+      await expect(service.revoke(record.prefix, { now: T0 + 20 })).resolves.toMatchObject({
+        revokedAt: T0 + 10,
+      });
+      await expect(service.revoke(String(record.id), { now: T0 + 30 })).resolves.toMatchObject({
+        revokedAt: T0 + 10,
+      });
 
       expect((await row(record.id)).revokedAt).toBe(T0 + 10);
       await expect(service.verify(key, T0 + 40)).resolves.toBe(false);
@@ -398,7 +407,7 @@ describe('ApiKeysService (in-memory SQLite)', () => {
 
   describe('last_used_at', () => {
     it('is written on the first use, not again within LAST_USED_WRITE_INTERVAL_MS, and again after it', async () => {
-      const { key, record } = await service.create('client-a', {}, T0);
+      const { key, record } = await service.create('client-a', {}, { now: T0 });
       const update = jest.spyOn(repository, 'update');
       const lastUsedAt = async () => (await row(record.id)).lastUsedAt;
       expect(await lastUsedAt()).toBeNull();
@@ -422,8 +431,8 @@ describe('ApiKeysService (in-memory SQLite)', () => {
     });
 
     it('is not written for a refused key', async () => {
-      const { key, record } = await service.create('client-a', {}, T0);
-      await service.revoke(String(record.id), T0 + 1);
+      const { key, record } = await service.create('client-a', {}, { now: T0 });
+      await service.revoke(String(record.id), { now: T0 + 1 });
       const update = jest.spyOn(repository, 'update');
 
       await expect(service.verify(key, T0 + 2)).resolves.toBe(false);
@@ -434,7 +443,7 @@ describe('ApiKeysService (in-memory SQLite)', () => {
     });
 
     it('is shown by list', async () => {
-      const { key } = await service.create('client-a', {}, T0);
+      const { key } = await service.create('client-a', {}, { now: T0 });
       await service.verify(key, T0 + 5);
 
       await eventually(async () => (await service.list())[0].lastUsedAt === T0 + 5);
@@ -446,7 +455,7 @@ describe('ApiKeysService (in-memory SQLite)', () => {
       const { key } = await service.create(
         'reader',
         { scopes: ['pets:read', 'audit:read', 'pets:read'] },
-        T0,
+        { now: T0 },
       );
 
       await expect(service.verifyDigest(sha256Hex(key), T0)).resolves.toMatchObject({
@@ -461,11 +470,13 @@ describe('ApiKeysService (in-memory SQLite)', () => {
     });
 
     it('refuses a key from its expiry on, and trusts it no longer than that', async () => {
-      const { key } = await service.create('short', { expiresAt: T0 + 500 }, T0);
+      const { key } = await service.create('short', { expiresAt: T0 + 500 }, { now: T0 });
 
       await expect(service.verifyDigest(sha256Hex(key), T0)).resolves.toMatchObject({ until: T0 + 500 });
       await expect(service.verifyDigest(sha256Hex(key), T0 + 500)).resolves.toBe('expired');
-      await expect(apiKeyError(service.create('past', { expiresAt: T0 }, T0))).resolves.toMatchObject({
+      await expect(
+        apiKeyError(service.create('past', { expiresAt: T0 }, { now: T0 })),
+      ).resolves.toMatchObject({
         message: 'the expiry must be in the future',
       });
     });
@@ -473,19 +484,19 @@ describe('ApiKeysService (in-memory SQLite)', () => {
     it('gives new keys at most the maximum lifetime, and that when none is asked for', async () => {
       const capped = new ApiKeysService(repository, { maxLifetimeMs: 86_400_000 });
 
-      await expect(capped.create('default', {}, T0)).resolves.toMatchObject({
+      await expect(capped.create('default', {}, { now: T0 })).resolves.toMatchObject({
         record: { expiresAt: T0 + 86_400_000 },
       });
       await expect(
-        apiKeyError(capped.create('long', { expiresAt: T0 + 86_400_001 }, T0)),
+        apiKeyError(capped.create('long', { expiresAt: T0 + 86_400_001 }, { now: T0 })),
       ).resolves.toMatchObject({
         message: 'a key may live at most 1 days (API_KEY_MAX_LIFETIME_DAYS)',
       });
     });
 
     it('rotates: both secrets work during the grace, then only the new one', async () => {
-      const { key: old, record } = await service.create('rotating', { scopes: ['pets:read'] }, T0);
-      const { key: fresh } = await service.rotate(String(record.id), 60_000, T0 + 1);
+      const { key: old, record } = await service.create('rotating', { scopes: ['pets:read'] }, { now: T0 });
+      const { key: fresh } = await service.rotate(String(record.id), 60_000, { now: T0 + 1 });
 
       expect(fresh).not.toBe(old);
       for (const key of [old, fresh])
@@ -498,9 +509,9 @@ describe('ApiKeysService (in-memory SQLite)', () => {
     });
 
     it('revokes both secrets of a key in its grace', async () => {
-      const { key: old, record } = await service.create('rotating', {}, T0);
-      const { key: fresh } = await service.rotate(String(record.id), 60_000, T0);
-      await service.revoke(String(record.id), T0 + 1);
+      const { key: old, record } = await service.create('rotating', {}, { now: T0 });
+      const { key: fresh } = await service.rotate(String(record.id), 60_000, { now: T0 });
+      await service.revoke(String(record.id), { now: T0 + 1 });
 
       for (const key of [old, fresh])
         await expect(service.verifyDigest(sha256Hex(key), T0 + 2)).resolves.toBe('revoked');

@@ -3,7 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { boundedLru } from '../common/bounded-lru';
 import { randomBytes } from 'node:crypto';
 import { IsNull, MoreThan, Repository } from 'typeorm';
-import { AUDIT_LOG, AuditLog, auditedRequest } from '../common/audit-context';
+import { AUDIT_LOG, AuditLog } from '../common/audit-context';
 import { EVERY_SCOPE, SCOPE_FORMAT } from '../common/scopes';
 import { runTransaction } from '../database/resource-store';
 import { repeatable } from '../database/outage-wait';
@@ -64,6 +64,12 @@ export interface NewKey {
   expiresAt?: number | null;
 }
 
+/** When a change happens and, made through the API, its request (for the audit log). */
+export interface KeyWrite {
+  now?: number;
+  request?: object;
+}
+
 export const MAX_GRACE_MS = 7 * 24 * 3600_000;
 export const DEFAULT_GRACE_MS = 24 * 3600_000;
 
@@ -98,12 +104,12 @@ export class ApiKeysService {
     @Optional() @Inject(AUDIT_LOG) private readonly audit?: AuditLog,
   ) {}
 
-  /** A write to the keys; made through the API, with its audit event in the same transaction. */
+  /** A write to the keys; made for an API `request`, with its audit event in the same transaction. */
   private async write<R>(
+    request: object | undefined,
     work: (keys: Repository<ApiKeyEntity>) => Promise<R>,
     audited: (result: R) => { resourceId: number; outcome: number } | undefined,
   ): Promise<R> {
-    const request = auditedRequest();
     if (!request || !this.audit) return work(this.keys);
     return runTransaction(this.keys.manager.connection, async (transaction) => {
       const result = await work(transaction.getRepository(ApiKeyEntity));
@@ -113,7 +119,11 @@ export class ApiKeysService {
     });
   }
 
-  async create(name: string, options: NewKey = {}, now = Date.now()): Promise<CreatedApiKey> {
+  async create(
+    name: string,
+    options: NewKey = {},
+    { now = Date.now(), request }: KeyWrite = {},
+  ): Promise<CreatedApiKey> {
     const key = generateApiKey();
     const record: Omit<ApiKeyEntity, 'id'> = {
       name: keyName(name),
@@ -128,6 +138,7 @@ export class ApiKeysService {
       revokedAt: null,
     };
     const id = await this.write(
+      request,
       async (keys) => Number((await keys.insert(record)).identifiers[0].id),
       (resourceId) => ({ resourceId, outcome: 201 }),
     );
@@ -186,7 +197,11 @@ export class ApiKeysService {
   }
 
   /** A new secret; the old one keeps working for `graceMs`, then only the new one does. */
-  async rotate(idPrefixOrKey: string, graceMs = DEFAULT_GRACE_MS, now = Date.now()): Promise<CreatedApiKey> {
+  async rotate(
+    idPrefixOrKey: string,
+    graceMs = DEFAULT_GRACE_MS,
+    { now = Date.now(), request }: KeyWrite = {},
+  ): Promise<CreatedApiKey> {
     if (!Number.isInteger(graceMs) || graceMs < 0 || graceMs > MAX_GRACE_MS)
       throw new ApiKeyError('the grace period must be from 0 to 7 days', 'invalid', 'graceSeconds');
     const record = await this.live(idPrefixOrKey);
@@ -198,6 +213,7 @@ export class ApiKeysService {
       previousExpiresAt: now + graceMs,
     };
     const { affected } = await this.write(
+      request,
       (keys) => keys.update({ id: record.id, keyHash: record.keyHash }, rotated),
       ({ affected }) => (affected === 1 ? { resourceId: record.id, outcome: 200 } : undefined),
     );
@@ -208,7 +224,11 @@ export class ApiKeysService {
   }
 
   /** Name, scopes or expiry; takes effect on every instance within VERIFY_CACHE_MS. */
-  async update(idPrefixOrKey: string, change: KeyChange, now = Date.now()): Promise<ApiKeyEntity> {
+  async update(
+    idPrefixOrKey: string,
+    change: KeyChange,
+    { now = Date.now(), request }: KeyWrite = {},
+  ): Promise<ApiKeyEntity> {
     const record = await this.live(idPrefixOrKey);
     const changed: Partial<ApiKeyEntity> = {};
     if (change.name !== undefined) changed.name = keyName(change.name);
@@ -216,6 +236,7 @@ export class ApiKeysService {
     if (change.expiresAt !== undefined) changed.expiresAt = this.expiry(change.expiresAt, now);
     if (Object.keys(changed).length > 0)
       await this.write(
+        request,
         (keys) => keys.update({ id: record.id }, changed),
         () => ({ resourceId: record.id, outcome: 200 }),
       );
@@ -244,11 +265,12 @@ export class ApiKeysService {
     return record;
   }
 
-  async revoke(idPrefixOrKey: string, now = Date.now()): Promise<ApiKeyEntity> {
+  async revoke(idPrefixOrKey: string, { now = Date.now(), request }: KeyWrite = {}): Promise<ApiKeyEntity> {
     const key = await this.findOne(idPrefixOrKey);
     if (key.revokedAt === null) {
       key.revokedAt = now;
       await this.write(
+        request,
         (keys) => keys.update({ id: key.id, revokedAt: IsNull() }, { revokedAt: now }),
         ({ affected }) => (affected === 1 ? { resourceId: key.id, outcome: 204 } : undefined),
       );

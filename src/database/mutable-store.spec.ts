@@ -145,7 +145,7 @@ describe('a mutable ResourceStore', () => {
     await warm(one, owner.id);
 
     await orders(one).create({ ownerId: owner.id }, async (transaction) => {
-      await owners(one).update(owner.id, { name: 'Ordered' }, always, transaction);
+      await owners(one).update(owner.id, { name: 'Ordered' }, always, { transaction });
       // Not committed yet: this instance still answers what is committed.
       expect((await owners(one).get(owner.id))?.name).toBe('Ann');
     });
@@ -156,7 +156,9 @@ describe('a mutable ResourceStore', () => {
   it('refuses a change in a transaction no store began: it could not be dropped from the cache on commit', async () => {
     const owner = await owners(one).create({ name: 'Ann', version: 1 });
     await expect(
-      dataSource.transaction((manager) => owners(one).update(owner.id, { name: 'Lost' }, always, manager)),
+      dataSource.transaction((manager) =>
+        owners(one).update(owner.id, { name: 'Lost' }, always, { transaction: manager }),
+      ),
     ).rejects.toThrow('a change in a transaction that no ResourceStore began');
     expect(await owners(other).get(owner.id)).toEqual(owner);
   });

@@ -9,7 +9,7 @@ import {
   Repository,
 } from 'typeorm';
 import { LRUCache } from 'lru-cache';
-import { AUDIT_LOG, AuditLog, auditedRequest } from '../common/audit-context';
+import { AUDIT_LOG, AuditLog } from '../common/audit-context';
 import { boundedLru } from '../common/bounded-lru';
 import { ApiException } from '../common/errors/api-exception';
 import { decodeCursor, encodeCursor } from '../common/pagination/cursor';
@@ -37,6 +37,12 @@ export interface ChangeSync {
   live: boolean;
 }
 
+/** Where a change is made: in another module's transaction; for an API request, audited. */
+export interface ChangeContext {
+  transaction?: EntityManager;
+  request?: object;
+}
+
 /** Work that must commit with a new row: how an idempotent create stores its answer. */
 export type WithCreated<E> = (manager: EntityManager, created: E) => Promise<void>;
 
@@ -46,6 +52,16 @@ export type PageFilter<E> = { [K in keyof E]?: E[K] | undefined };
 export interface ReadCacheOptions {
   readCacheSize: number;
   readCacheMegabytes: number;
+}
+
+/** Work a transaction does last, before it commits: what it gathered on the way, in one statement. */
+const lastWork = new WeakMap<EntityManager, Array<() => Promise<void>>>();
+
+/** Runs `work` as the last of `transaction`, if runTransaction began it; false (and nothing done) if not. */
+export function lastInTransaction(transaction: EntityManager, work: () => Promise<void>): boolean {
+  const last = lastWork.get(transaction);
+  last?.push(work);
+  return last !== undefined;
 }
 
 /** Work to do once a transaction has committed, by the transaction that owes it. */
@@ -69,8 +85,6 @@ function entryBytes(entry: Row | Page<Row>): number {
 interface PendingRow<E> {
   row: Omit<E, 'id'>;
   inTransaction?: WithCreated<E>;
-  /** The API request it is made for, whose audit event commits with it. */
-  request?: object;
 }
 
 /** A transaction that waits out a database blink and, on SQLite, holds the one connection. */
@@ -81,7 +95,10 @@ export function runTransaction<R>(
   const transaction = () =>
     beforeCommit(connection, (reachedCommit) =>
       connection.transaction(async (manager) => {
+        const last: Array<() => Promise<void>> = [];
+        lastWork.set(manager, last);
         const result = await work(manager);
+        for (const done of last) await done();
         reachedCommit();
         return result;
       }),
@@ -120,8 +137,13 @@ export class ResourceStore<E extends Row> {
   /** As audit events name it: the table in the collections' spelling (`store-orders`). */
   private readonly resource: string;
 
-  private audited(transaction: EntityManager, id: number, outcome: number): Promise<void> | undefined {
-    const request = auditedRequest();
+  /** The audit event of a change made for `request` (an API request), in the change's transaction. */
+  private audited(
+    transaction: EntityManager,
+    id: number,
+    outcome: number,
+    request?: object,
+  ): Promise<void> | undefined {
     if (!request || !this.audit) return undefined;
     return this.audit.record(transaction, [{ request, resource: this.resource, resourceId: id, outcome }]);
   }
@@ -197,16 +219,19 @@ export class ResourceStore<E extends Row> {
   }
 
   create(row: Omit<E, 'id'>, inTransaction?: WithCreated<E>): Promise<E> {
-    return this.inserts.add({ row, inTransaction, request: this.audit && auditedRequest() });
+    return this.inserts.add({ row, inTransaction });
   }
 
-  /** Compare-and-set on the version seen: a row changed meanwhile is read and `check`ed again. */
+  /**
+   * Compare-and-set on the version seen: a row changed meanwhile is read and `check`ed again. The
+   * change made for an API `request` is audited in its transaction.
+   */
   async update<V extends E & VersionedRow>(
     this: ResourceStore<V>,
     id: number,
     changes: Partial<Omit<V, 'id' | 'version'>>,
     check: (current: V) => void,
-    transaction?: EntityManager,
+    { transaction, request }: ChangeContext = {},
   ): Promise<V | null> {
     if (!this.options.mutable) throw new Error(`${this.table} is not a mutable store`);
     const set = Object.entries(changes).filter(([, value]) => value !== undefined);
@@ -217,6 +242,7 @@ export class ResourceStore<E extends Row> {
         check,
         async (manager, row) => (unchanged(row) ? row : this.compareAndSet(manager, row, set)),
         transaction,
+        request,
       );
     }
     let current = this.cached()?.get<V>('row', this.rowKey(id));
@@ -241,10 +267,10 @@ export class ResourceStore<E extends Row> {
         const changed = await this.compareAndSet(manager, row, set);
         if (changed) {
           await this.notice?.(manager, this.table, id);
-          await this.audited(manager, id, 200);
+          await this.audited(manager, id, 200, request);
         }
         return changed;
-      });
+      }, request !== undefined);
       if (written) {
         this.invalidate(id);
         return written;
@@ -273,19 +299,22 @@ export class ResourceStore<E extends Row> {
   }
 
   /** PostgreSQL: in a transaction, with its NOTIFY; SQLite: the one UPDATE, atomic on its own, unless audited. */
-  private writeChange<R>(write: (manager: EntityManager) => Promise<R>): Promise<R> {
+  private writeChange<R>(write: (manager: EntityManager) => Promise<R>, audited: boolean): Promise<R> {
     const { manager } = this.repository;
-    if (manager.connection.options.type !== 'postgres' && !(this.audit && auditedRequest()))
-      return write(manager);
+    if (manager.connection.options.type !== 'postgres' && !(audited && this.audit)) return write(manager);
     return this.write(write);
   }
 
   /** Removes the row if `check` accepts it; false when none, 409 when others refer to it. */
-  async delete(id: number, check: (current: E) => void = () => undefined): Promise<boolean> {
+  async delete(
+    id: number,
+    check: (current: E) => void = () => undefined,
+    { request }: ChangeContext = {},
+  ): Promise<boolean> {
     try {
       const deleted = await this.change(id, check, async (manager) => {
         await manager.delete(this.repository.target, { id });
-        await this.audited(manager, id, 204);
+        await this.audited(manager, id, 204, request);
         return true;
       });
       return deleted ?? false;
@@ -301,9 +330,8 @@ export class ResourceStore<E extends Row> {
     check: (current: E) => void,
     work: (transaction: EntityManager, row: E) => Promise<R | E>,
     outer?: EntityManager,
+    request?: object,
   ): Promise<R | null> {
-    // A change made in another module's transaction (an order that reserves its animal) is audited there.
-    const audit = outer ? (manager: EntityManager, row: E) => this.audited(manager, row.id, 200) : undefined;
     if (!this.options.mutable) throw new Error(`${this.table} is not a mutable store`);
     const { target } = this.repository;
     const inTransaction = async (transaction: EntityManager) => {
@@ -316,7 +344,7 @@ export class ResourceStore<E extends Row> {
       check(row);
       const result = await work(transaction, row);
       if (result === row) return result as R;
-      await audit?.(transaction, row);
+      if (outer) await this.audited(transaction, id, 200, request);
       await this.notice?.(transaction, this.table, id);
       const owed = afterCommit.get(transaction);
       if (!owed) throw new Error('a change in a transaction that no ResourceStore began');
@@ -347,20 +375,13 @@ export class ResourceStore<E extends Row> {
     const created = (result: { identifiers: ObjectLiteral[] }) =>
       rows.map((row, index) => ({ id: Number(result.identifiers[index].id), ...row }) as unknown as E);
     const postgres = manager.connection.options.type === 'postgres';
-    if (
-      !postgres &&
-      pending.every((create) => create.inTransaction === undefined && create.request === undefined)
-    )
+    if (!postgres && pending.every((create) => create.inTransaction === undefined))
       return created(await manager.insert(target, rows as never));
     return this.write(async (transaction) => {
       if (postgres) await transaction.query('SELECT pg_advisory_xact_lock(hashtext($1))', [this.table]);
       const entities = created(await transaction.insert(target, rows as never));
       for (const [index, create] of pending.entries())
         await create.inTransaction?.(transaction, entities[index]);
-      const audited = pending.flatMap(({ request }, index) =>
-        request ? [{ request, resource: this.resource, resourceId: entities[index].id, outcome: 201 }] : [],
-      );
-      if (audited.length > 0) await this.audit!.record(transaction, audited);
       return entities;
     });
   }

@@ -43,7 +43,7 @@ export class SqliteGate {
   async exclusive<T>(work: () => Promise<T>): Promise<T> {
     const previous = this.turn;
     let finished!: () => void;
-    this.turn = new Promise((resolve) => (finished = resolve));
+    const mine = (this.turn = new Promise((resolve) => (finished = resolve)));
     await previous;
     const token = Symbol('transaction');
     this.holder = token;
@@ -55,6 +55,8 @@ export class SqliteGate {
       this.holder = undefined;
       for (const resume of this.held.splice(0)) resume();
       finished();
+      // With none waiting: Node 20 slows every promise while an AsyncLocalStorage is enabled.
+      if (this.turn === mine) this.context.disable();
     }
   }
 

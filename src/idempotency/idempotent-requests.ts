@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
-import { Injectable, Logger, Optional } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { callerOf } from '../auth/caller';
+import { AUDIT_LOG, AuditLog } from '../common/audit-context';
 import { ApiException, validationFailed } from '../common/errors/api-exception';
 import { IDEMPOTENCY_KEY_FORMAT, IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER } from '../common/openapi/headers';
 import { resourceLocation } from '../common/resource-location';
@@ -43,6 +44,7 @@ export class IdempotentRequests {
   constructor(
     private readonly idempotency: IdempotencyService,
     @Optional() private readonly metrics: Metrics = new Metrics(),
+    @Optional() @Inject(AUDIT_LOG) private readonly audit?: AuditLog,
   ) {}
 
   /** `record` stores the answer in the effect's transaction: the key is "done" exactly when it commits. */
@@ -128,16 +130,23 @@ export class IdempotentRequests {
     insert: (inTransaction?: WithCreated<E>) => Promise<E>,
     toBody: (created: E) => B,
   ): Promise<B> {
+    const audit = this.audit;
     return this.run(request, response, async (record) => {
-      const created = await insert(
-        record &&
-          ((manager, entity) =>
-            record(manager, {
-              statusCode: response.statusCode,
-              body: toBody(entity),
-              location: resourceLocation(collection, entity.id),
-            })),
-      );
+      // The create's answer (with a key) and its audit event commit with the row.
+      const inTransaction: WithCreated<E> | undefined =
+        record || audit
+          ? async (manager, entity) => {
+              await record?.(manager, {
+                statusCode: response.statusCode,
+                body: toBody(entity),
+                location: resourceLocation(collection, entity.id),
+              });
+              await audit?.record(manager, [
+                { request, resource: collection, resourceId: entity.id, outcome: 201 },
+              ]);
+            }
+          : undefined;
+      const created = await insert(inTransaction);
       response.location(resourceLocation(collection, created.id));
       return toBody(created);
     });

@@ -108,9 +108,10 @@ export class PetsController {
     @IdParam(PETS) id: number,
     @Body() patch: UpdatePetDto,
     @Headers('if-match') condition: string | undefined,
+    @Req() req: Request,
     @Res({ passthrough: true }) res: Response,
   ): Promise<PetDto> {
-    const updated = await this.pets.update(id, patch, ifMatch(condition, true));
+    const updated = await this.pets.update(id, patch, ifMatch(condition, true), { request: req });
     return responseOf(setEtag(res, updated), (pet) => PetDto.fromEntity(pet));
   }
 }

@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { EntityManager, Repository } from 'typeorm';
+import { Repository } from 'typeorm';
 import { ApiException } from '../common/errors/api-exception';
 import { Page } from '../common/pagination/page';
-import { ResourceStore, ResourceStores, WithCreated } from '../database/resource-store';
+import { ChangeContext, ResourceStore, ResourceStores, WithCreated } from '../database/resource-store';
 import { PetEntity } from './pet.entity';
 import { PET_LIFECYCLE, DEFAULT_PET_STATUS } from './pet-status';
 import { ListPetsQueryDto } from './dto/list-pets-query.dto';
@@ -43,13 +43,14 @@ export class PetsService {
 
   /**
    * Applies a merge patch where `ifMatch` accepts the animal as it is and the lifecycle allows
-   * its status change; 404 if none. In `transaction` (another module's), it commits with that.
+   * its status change; 404 if none. In a `transaction` (another module's), it commits with that;
+   * made for an API `request`, it is audited.
    */
   async update(
     id: number,
     patch: UpdatePetDto,
     ifMatch: (current: PetEntity) => void,
-    transaction?: EntityManager,
+    context: ChangeContext = {},
   ): Promise<PetEntity> {
     const change = this.pets.update(
       id,
@@ -58,7 +59,7 @@ export class PetsService {
         ifMatch(current);
         PET_LIFECYCLE.check(current.status, patch.status);
       },
-      transaction,
+      context,
     );
     const updated = await change;
     if (!updated) throw this.notFound(id);

@@ -127,9 +127,10 @@ export class __Items__Controller {
     @IdParam(__ITEMS__) id: number,
     @Body() patch: Update__Item__Dto,
     @Headers('if-match') condition: string | undefined,
+    @Req() req: Request,
     @Res({ passthrough: true }) res: Response,
   ): Promise<__Item__Dto> {
-    const updated = await this.__items__.update(id, patch, ifMatch(condition, true));
+    const updated = await this.__items__.update(id, patch, ifMatch(condition, true), { request: req });
     return responseOf(setEtag(res, updated), (__item__) => __Item__Dto.fromEntity(__item__));
   }
   // @end
@@ -141,8 +142,12 @@ export class __Items__Controller {
    * @remarks Then its id answers 404. With `If-Match`, only the version it names is removed.
    */
   @DeleteOperation(__ITEMS__)
-  async delete__Item__(@IdParam(__ITEMS__) id: number, @Headers('if-match') condition: string | undefined): Promise<void> {
-    await this.__items__.delete(id, ifMatch(condition, false));
+  async delete__Item__(
+    @IdParam(__ITEMS__) id: number,
+    @Headers('if-match') condition: string | undefined,
+    @Req() req: Request,
+  ): Promise<void> {
+    await this.__items__.delete(id, ifMatch(condition, false), { request: req });
   }
   // @end
 }

@@ -1,17 +1,17 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-// @if update
-import { EntityManager, Repository } from 'typeorm';
-// @end
-// @if !update
 import { Repository } from 'typeorm';
-// @end
 import { ApiException } from '../common/errors/api-exception';
 import { Page } from '../common/pagination/page';
 // @if references
 import { keepReferences, Reference, requireReferences } from '../database/references';
 // @end
+// @if mutable
+import { ChangeContext, ResourceStore, ResourceStores, WithCreated } from '../database/resource-store';
+// @end
+// @if !mutable
 import { ResourceStore, ResourceStores, WithCreated } from '../database/resource-store';
+// @end
 // @each reference
 import { __RefsService__ } from '../__ref_folder__/__ref_folder__.service';
 // @end
@@ -108,13 +108,14 @@ export class __Items__Service {
 
   /**
    * Applies a merge patch where `ifMatch` accepts the __noun__ as it is and the lifecycle allows
-   * its status change; 404 if none. In `transaction` (another module's), it commits with that.
+   * its status change; 404 if none. In a `transaction` (another module's), it commits with that;
+   * made for an API `request`, it is audited.
    */
   async update(
     id: number,
     patch: Update__Item__Dto,
     ifMatch: (current: __Item__Entity) => void,
-    transaction?: EntityManager,
+    context: ChangeContext = {},
   ): Promise<__Item__Entity> {
     // @if references
     await requireReferences(patch, this.references);
@@ -126,7 +127,7 @@ export class __Items__Service {
         ifMatch(current);
         __ITEM___LIFECYCLE.check(current.status, patch.status);
       },
-      transaction,
+      context,
     );
     // @if !references
     const updated = await change;
@@ -141,8 +142,8 @@ export class __Items__Service {
   // @if delete
 
   /** Removes the __noun__ if `ifMatch` accepts it; 404 if none, 409 if others refer to it. */
-  async delete(id: number, ifMatch: (current: __Item__Entity) => void): Promise<void> {
-    if (!(await this.__items__.delete(id, ifMatch))) throw this.notFound(id);
+  async delete(id: number, ifMatch: (current: __Item__Entity) => void, context: ChangeContext = {}): Promise<void> {
+    if (!(await this.__items__.delete(id, ifMatch, context))) throw this.notFound(id);
   }
   // @end
 
