@@ -6,6 +6,7 @@ import {
   FindOptionsWhere,
   MoreThan,
   ObjectLiteral,
+  QueryRunner,
   Repository,
 } from 'typeorm';
 import { LRUCache } from 'lru-cache';
@@ -104,7 +105,28 @@ export function runTransaction<R>(
       }),
     );
   const gate = sqliteGateOf(connection);
-  return gate ? gate.exclusive(transaction) : transaction();
+  if (!gate) return transaction();
+  return gate.exclusive(() =>
+    transaction().catch(async (error: unknown) => {
+      await settleSqliteTransaction(connection);
+      throw error;
+    }),
+  );
+}
+
+/**
+ * After a COMMIT and a ROLLBACK that both failed (a full or unwritable disk), TypeORM still counts
+ * a transaction open on SQLite's one connection, and would make the next one a savepoint inside
+ * it that never commits: acknowledged and lost. Ends it, and the count with it.
+ */
+async function settleSqliteTransaction(connection: DataSource): Promise<void> {
+  const { queryRunner: runner } = connection.driver as {
+    queryRunner?: Pick<QueryRunner, 'query'> & { isTransactionActive: boolean; transactionDepth: number };
+  };
+  if (!runner?.isTransactionActive) return;
+  await runner.query('ROLLBACK').catch(() => undefined);
+  runner.isTransactionActive = false;
+  runner.transactionDepth = 0;
 }
 
 /** Every module's table: exact read cache, keyset pages, grouped creates (docs/architecture.md). */
