@@ -153,7 +153,7 @@ export class ResourceStore<E extends Row> {
     private readonly audit?: AuditLog,
   ) {
     this.table = repository.metadata.tablePath;
-    this.resource = this.table.replaceAll('_', '-');
+    this.resource = repository.metadata.tableName.replaceAll('_', '-');
   }
 
   /** As audit events name it: the table in the collections' spelling (`store-orders`). */
