@@ -218,8 +218,7 @@ export class ApiKeysService {
       ({ affected }) => (affected === 1 ? { resourceId: record.id, outcome: 200 } : undefined),
     );
     if (affected === 0) throw new ApiKeyError(`API key ${record.id} changed meanwhile: try again`);
-    this.forget(record.keyHash);
-    if (record.previousKeyHash) this.forget(record.previousKeyHash);
+    this.forgetSecrets(record);
     return { key, record: { ...record, ...rotated } };
   }
 
@@ -240,8 +239,7 @@ export class ApiKeysService {
         (keys) => keys.update({ id: record.id }, changed),
         () => ({ resourceId: record.id, outcome: 200 }),
       );
-    this.forget(record.keyHash);
-    if (record.previousKeyHash) this.forget(record.previousKeyHash);
+    this.forgetSecrets(record);
     return { ...record, ...changed };
   }
 
@@ -275,8 +273,7 @@ export class ApiKeysService {
         ({ affected }) => (affected === 1 ? { resourceId: key.id, outcome: 204 } : undefined),
       );
     }
-    this.forget(key.keyHash);
-    if (key.previousKeyHash) this.forget(key.previousKeyHash);
+    this.forgetSecrets(key);
     return key;
   }
 
@@ -334,6 +331,12 @@ export class ApiKeysService {
   /** Found valid lately by this instance: looked up even when its address is over the abuse budget. */
   isKnown(digest: string): boolean {
     return this.verified.has(digest);
+  }
+
+  /** Both secrets of a key that changed: looked up again at their next use. */
+  private forgetSecrets(key: Pick<ApiKeyEntity, 'keyHash' | 'previousKeyHash'>): void {
+    this.forget(key.keyHash);
+    if (key.previousKeyHash) this.forget(key.previousKeyHash);
   }
 
   private forget(digest: string): void {

@@ -263,8 +263,7 @@ export class ResourceStore<E extends Row> {
         id,
         check,
         async (manager, row) => (unchanged(row) ? row : this.compareAndSet(manager, row, set)),
-        transaction,
-        request,
+        { transaction, request, outcome: 200 },
       );
     }
     let current = this.cached()?.get<V>('row', this.rowKey(id));
@@ -334,11 +333,15 @@ export class ResourceStore<E extends Row> {
     { request }: ChangeContext = {},
   ): Promise<boolean> {
     try {
-      const deleted = await this.change(id, check, async (manager) => {
-        await manager.delete(this.repository.target, { id });
-        await this.audited(manager, id, 204, request);
-        return true;
-      });
+      const deleted = await this.change(
+        id,
+        check,
+        async (manager) => {
+          await manager.delete(this.repository.target, { id });
+          return true;
+        },
+        { request, outcome: 204 },
+      );
       return deleted ?? false;
     } catch (error) {
       if (isForeignKeyViolation(error)) throw new ApiException('still_referenced');
@@ -346,13 +349,15 @@ export class ResourceStore<E extends Row> {
     }
   }
 
-  /** `work` on the row, read under a lock and checked; what it changed is dropped once it commits. */
+  /**
+   * `work` on the row, read under a lock and checked; what it changed is audited (made for a
+   * `request`) and dropped once it commits.
+   */
   private async change<R>(
     id: number,
     check: (current: E) => void,
     work: (transaction: EntityManager, row: E) => Promise<R | E>,
-    outer?: EntityManager,
-    request?: object,
+    { transaction: outer, request, outcome }: ChangeContext & { outcome: number },
   ): Promise<R | null> {
     if (!this.options.mutable) throw new Error(`${this.table} is not a mutable store`);
     const { target } = this.repository;
@@ -366,7 +371,7 @@ export class ResourceStore<E extends Row> {
       check(row);
       const result = await work(transaction, row);
       if (result === row) return result as R;
-      if (outer) await this.audited(transaction, id, 200, request);
+      await this.audited(transaction, id, outcome, request);
       await this.notice?.(transaction, this.table, id);
       const owed = afterCommit.get(transaction);
       if (!owed) throw new Error('a change in a transaction that no ResourceStore began');
