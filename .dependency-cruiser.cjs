@@ -1,12 +1,12 @@
 /**
  * The layers of docs/architecture.md as rules: `npm run lint` fails on an import that breaks one,
  * naming the rule. Floors, from the ground: common/ < config/ < the infrastructure (database/,
- * http/, observability/) < the cross-cutting modules (auth/, audit/, rate-limit/, idempotency/) < the
+ * http/, observability/) < the cross-cutting modules (auth/, audit/, events/, rate-limit/, idempotency/) < the
  * features (pets/, health/, every generated module) < the app (app.module, setup-app, features,
  * the OpenAPI document) and the entry points (main, cli/).
  */
 const LOWER = '^src/(common|config|database|http|observability)/';
-const CROSS_CUTTING = '^src/(auth|audit|rate-limit|idempotency)/';
+const CROSS_CUTTING = '^src/(auth|audit|events|rate-limit|idempotency)/';
 
 module.exports = {
   forbidden: [
@@ -50,7 +50,7 @@ module.exports = {
     {
       name: 'cross-cutting-below-features',
       severity: 'error',
-      comment: 'auth/, audit/, rate-limit/ and idempotency/ import no feature module and nothing of the app.',
+      comment: 'auth/, audit/, events/, rate-limit/ and idempotency/ import no feature module and nothing of the app.',
       from: { path: CROSS_CUTTING },
       to: { path: '^src/', pathNot: [LOWER, CROSS_CUTTING] },
     },

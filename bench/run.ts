@@ -17,7 +17,9 @@
  * NestJS floor to measure beside the service: bench/baselines/nest-floor by default, built with
  * `npm ci && npm run build` in its folder; `none` skips it), --floor-untuned (start the floor
  * without FLOOR_TUNED=1), --generated NAME (instead of all this, the comparison of a freshly
- * generated module with pets: bench/generated-module.ts), --rounds N (3; only for --generated).
+ * generated module with pets: bench/generated-module.ts), --rounds N (3; only for --generated),
+ * --webhook (a webhook endpoint taking every event, its receiver a local server answering 204:
+ * deliveries run while the scenarios are measured).
  *
  * 5. Starts the floor's dist/main.js the same way on its own fresh database, seeds it and runs
  *    the same scenarios, so the table shows the service and the floor one under the other.
@@ -27,11 +29,14 @@
  * A new scenario is one more entry in SCENARIOS.
  */
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { Database } from 'sqlite3';
 import { compareGeneratedModule } from './generated-module';
 import {
+  AUTH,
   BASELINES,
   BenchContext,
   check,
@@ -62,6 +67,7 @@ interface Options {
   /** The module to generate and compare with pets, instead of the usual run. */
   generated?: string;
   rounds: number;
+  webhook: boolean;
 }
 
 function parseOptions(argv: string[]): Options {
@@ -76,6 +82,7 @@ function parseOptions(argv: string[]): Options {
     floor: join(BASELINES, 'nest-floor'),
     floorTuned: true,
     rounds: 3,
+    webhook: false,
   };
   const numeric: Record<string, keyof Options> = {
     '--duration': 'duration',
@@ -87,6 +94,10 @@ function parseOptions(argv: string[]): Options {
   };
   for (let i = 0; i < argv.length; i++) {
     const name = argv[i];
+    if (name === '--webhook') {
+      options.webhook = true;
+      continue;
+    }
     if (name === '--floor-untuned') {
       options.floorTuned = false;
       continue;
@@ -160,9 +171,14 @@ async function main(): Promise<void> {
   );
   const dir = mkdtempSync(join(tmpdir(), 'petstore-bench-'));
   const databasePath = join(dir, 'bench.sqlite');
-  let server = await Server.start(options.entry, databasePath, { profileDir: options.profile });
+  const receiver = options.webhook ? await startReceiver() : undefined;
+  const env: Record<string, string> = receiver
+    ? { WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }
+    : {};
+  let server = await Server.start(options.entry, databasePath, { profileDir: options.profile, env });
   try {
     const { baseUrl, readyMs } = await server.ready();
+    if (receiver) await registerWebhook(baseUrl, receiver.url);
     console.log(
       `petstore bench: node ${process.version}, ${options.connections} connections, ${options.duration} s per scenario after ${options.warmup} s warm-up, SQLITE_SYNCHRONOUS=${process.env.SQLITE_SYNCHRONOUS || 'FULL (default)'}`,
     );
@@ -218,10 +234,36 @@ async function main(): Promise<void> {
       console.error(`FAILED: ${errors} request(s) failed or were not 2xx`);
       process.exitCode = 1;
     }
+    if (receiver) console.log(`webhook deliveries received: ${receiver.received()}`);
   } finally {
     await server.stop();
+    receiver?.server.close();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** A receiver that answers every delivery 204 at once, counting them. */
+async function startReceiver() {
+  let received = 0;
+  const server = createServer((req, res) => {
+    req.resume().on('end', () => {
+      received++;
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { server, url: `http://127.0.0.1:${port}/hook`, received: () => received };
+}
+
+async function registerWebhook(baseUrl: string, url: string): Promise<void> {
+  const res = await fetch(`${baseUrl}/v1/webhook-endpoints`, {
+    method: 'POST',
+    headers: { ...AUTH, 'content-type': 'application/json' },
+    body: JSON.stringify({ url }),
+  });
+  if (res.status !== 201)
+    throw new Error(`registering the webhook answered ${res.status}: ${await res.text()}`);
 }
 
 /**

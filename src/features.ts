@@ -1,6 +1,7 @@
 import { Type } from '@nestjs/common';
 import { AUDIT_SCHEMA } from './audit/audit.schema';
 import { AUTH_SCHEMA } from './auth/auth.schema';
+import { EVENTS_SCHEMA } from './events/events.schema';
 import { ModuleSchema } from './database/module-schema';
 import { HealthModule } from './health/health.module';
 import { IdempotencyModule } from './idempotency/idempotency.module';
@@ -24,5 +25,6 @@ export const FEATURES: readonly Feature[] = [
 export const SCHEMAS: readonly ModuleSchema[] = [
   AUTH_SCHEMA,
   AUDIT_SCHEMA,
+  EVENTS_SCHEMA,
   ...FEATURES.flatMap((feature) => (feature.schema ? [feature.schema] : [])),
 ];

@@ -5,6 +5,7 @@ import { NestExpressApplication } from '@nestjs/platform-express';
 import type * as PetStoreClientModule from '@petstore/client';
 import type { PetStoreClient, PetStoreClientOptions } from '@petstore/client';
 import { Client } from 'pg';
+import { Webhook } from 'standardwebhooks';
 import { startApp, TEST_DATABASE_URL, TEST_KEY } from './support/app';
 import { sparePort } from './support/ports';
 import {
@@ -13,6 +14,7 @@ import {
   startCuttingProxy,
   startPostgresCluster,
 } from './support/servers';
+import { startReceiver, until } from './support/webhook-receiver';
 
 /**
  * The TypeScript client package (clients/typescript, `@petstore/client`), built as a user gets
@@ -68,7 +70,8 @@ describe('The TypeScript client package (e2e)', () => {
     }
     const exported = (args: string[]) =>
       spawnSync(process.execPath, args, { cwd: ROOT, encoding: 'utf8' }).stdout.trim();
-    const names = 'PetStoreConnectionError,PetStoreError,createPetStoreClient';
+    const names =
+      'PetStoreConnectionError,PetStoreError,WebhookVerificationError,createPetStoreClient,verifyWebhook';
     expect(exported(['-e', 'console.log(Object.keys(require("@petstore/client")).sort().join())'])).toBe(
       names,
     );
@@ -216,6 +219,313 @@ describe('The TypeScript client package (e2e)', () => {
       expect(
         audited.items.filter((event) => event.resourceId === made.id).map((event) => event.operation),
       ).toEqual(['createApiKey', 'updateApiKey', 'rotateApiKey', 'revokeApiKey']);
+    });
+  });
+
+  describe('events and webhook endpoints, against the service', () => {
+    let app: NestExpressApplication;
+    let options: PetStoreClientOptions;
+    let client: PetStoreClient;
+
+    beforeAll(async () => {
+      let baseUrl: string;
+      // A receiver on loopback, over http; a failed delivery is retried within a second.
+      ({ app, baseUrl } = await listening({
+        WEBHOOK_ALLOW_HTTP: 'true',
+        WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+        WEBHOOK_RETRY_SCHEDULE: '100ms,200ms,300ms',
+      }));
+      options = { baseUrl, apiKey: TEST_KEY };
+      client = pkg.createPetStoreClient(options);
+    });
+
+    afterAll(async () => {
+      await app.close();
+    });
+
+    /** The id of the newest event, if any: what a consumer that was away would list `after`. */
+    async function lastEventId(): Promise<string | undefined> {
+      let last: string | undefined;
+      for await (const event of client.events.listAll({ limit: 100 })) last = event.id;
+      return last;
+    }
+
+    it('lists events a page at a time and all of them through the Link header, by type and after an id', async () => {
+      const start = await lastEventId();
+      const after = start === undefined ? {} : { after: start };
+      const pets = [];
+      for (let i = 0; i < 3; i++)
+        pets.push(await client.pets.create({ name: `Evented ${i}`, categoryId: 41, status: 'available' }));
+
+      const first = await client.events.list({ ...after, type: 'pet.created', limit: 2 });
+      expect(first.items.map((event) => event.data.id)).toEqual([pets[0].id, pets[1].id]);
+      expect(first.items[0]).toEqual({
+        id: expect.stringMatching(/^evt_\d{16}$/),
+        type: 'pet.created',
+        timestamp: expect.any(String),
+        data: { ...pets[0], version: 1 },
+      });
+      expect(first.nextCursor).toEqual(expect.any(String));
+      const second = await client.events.list({
+        ...after,
+        type: 'pet.created',
+        limit: 2,
+        cursor: first.nextCursor,
+      });
+      expect(second).toEqual({ items: [expect.objectContaining({ data: { ...pets[2], version: 1 } })] });
+
+      const all = [];
+      for await (const event of client.events.listAll({ ...after, type: 'pet.*', limit: 2 })) all.push(event);
+      expect(all).toEqual([...first.items, ...second.items]);
+      expect(all.map((event) => event.id)).toEqual(all.map((event) => event.id).sort());
+      const rest = [];
+      for await (const event of client.events.listAll({ after: all[0].id })) rest.push(event);
+      expect(rest).toEqual(all.slice(1));
+      await expect(client.events.list({ type: 'pet.lost' })).rejects.toMatchObject({
+        status: 400,
+        code: 'validation_failed',
+      });
+    });
+
+    it('creates, gets, updates with If-Match, rotates and deletes a webhook endpoint', async () => {
+      const made = await client.webhookEndpoints.create({
+        url: 'http://127.0.0.1:9/client-hook',
+        eventTypes: ['widget.*'],
+        description: 'Client spec',
+      });
+      expect(made).toEqual({
+        id: expect.any(Number),
+        url: 'http://127.0.0.1:9/client-hook',
+        description: 'Client spec',
+        eventTypes: ['widget.*'],
+        enabled: true,
+        createdAt: expect.any(String),
+        secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]+={0,2}$/),
+      });
+      const { secret, ...shown } = made;
+      const read = await client.webhookEndpoints.get(made.id);
+      expect(read).toEqual({ ...shown, etag: expect.any(String) });
+      expect(read).not.toHaveProperty('secret');
+
+      const changed = await client.webhookEndpoints.update(
+        made.id,
+        { description: null, enabled: false },
+        { ifMatch: read.etag },
+      );
+      expect(changed).toEqual({ ...shown, description: undefined, enabled: false, etag: expect.any(String) });
+      expect(changed).not.toHaveProperty('description');
+      expect(changed.etag).not.toBe(read.etag);
+      await expect(
+        client.webhookEndpoints.update(made.id, { enabled: true }, { ifMatch: read.etag }),
+      ).rejects.toMatchObject({ status: 412, code: 'precondition_failed' });
+      await expect(
+        client.webhookEndpoints.update(made.id, { eventTypes: ['pet.*'] }, { ifMatch: '*' }),
+      ).resolves.toMatchObject({ eventTypes: ['pet.*'], enabled: false });
+      const listed = await client.webhookEndpoints.list({ limit: 100 });
+      expect(listed.items.map((endpoint) => endpoint.id)).toContain(made.id);
+      expect(listed.items.find((endpoint) => endpoint.id === made.id)).not.toHaveProperty('secret');
+
+      const rotated = await client.webhookEndpoints.rotateSecret(made.id, { graceSeconds: 60 });
+      expect(rotated.secret).toMatch(/^whsec_/);
+      expect(rotated.secret).not.toBe(secret);
+      expect(Date.parse(rotated.previousSecretExpiresAt!)).toBeGreaterThan(Date.now() + 50_000);
+      await expect(client.webhookEndpoints.rotateSecret(made.id, { graceSeconds: -1 })).rejects.toMatchObject(
+        {
+          status: 400,
+          code: 'validation_failed',
+        },
+      );
+
+      await expect(client.webhookEndpoints.delete(made.id, { ifMatch: changed.etag })).rejects.toMatchObject({
+        status: 412,
+        code: 'precondition_failed',
+      });
+      const current = await client.webhookEndpoints.get(made.id);
+      await client.webhookEndpoints.delete(made.id, { ifMatch: current.etag });
+      await expect(client.webhookEndpoints.get(made.id)).rejects.toMatchObject({
+        status: 404,
+        code: 'not_found',
+      });
+      await expect(client.webhookEndpoints.create({ url: 'ftp://127.0.0.1/hook' })).rejects.toMatchObject({
+        status: 400,
+        code: 'validation_failed',
+        details: [{ field: 'url' }],
+      });
+    });
+
+    it('a webhook endpoint create whose answer is lost is retried with its key: one endpoint, its secret answered', async () => {
+      let lose = true;
+      const keys: string[] = [];
+      const losing = pkg.createPetStoreClient({
+        ...options,
+        fetch: async (input, init) => {
+          const headers = input instanceof Request ? input.headers : new Headers(init?.headers);
+          keys.push(headers.get('Idempotency-Key') ?? '');
+          const response = await fetch(input, init);
+          if (!lose) return response;
+          lose = false;
+          await response.arrayBuffer();
+          throw new TypeError('fetch failed: the connection was reset');
+        },
+      });
+      const url = 'http://127.0.0.1:9/lost-answer';
+      const made = await losing.webhookEndpoints.create({ url, enabled: false });
+      expect(keys).toHaveLength(2);
+      expect(keys[1]).toBe(keys[0]);
+      expect(made.secret).toMatch(/^whsec_/);
+      const listed = await client.webhookEndpoints.list({ limit: 100 });
+      expect(listed.items.filter((endpoint) => endpoint.url === url).map((endpoint) => endpoint.id)).toEqual([
+        made.id,
+      ]);
+      await client.webhookEndpoints.delete(made.id);
+    });
+
+    it('a delivery of the service verifies with verifyWebhook, with both secrets while one rotates out; deliveries and resend', async () => {
+      const receiver = await startReceiver();
+      try {
+        const made = await client.webhookEndpoints.create({ url: receiver.url, eventTypes: ['pet.created'] });
+        const pet = await client.pets.create({ name: 'Delivered', categoryId: 42 });
+        const first = await until(() => receiver.received[0]);
+        const event = await pkg.verifyWebhook(first.body, first.headers, made.secret);
+        expect(event).toMatchObject({ type: 'pet.created', data: { ...pet, version: 1 } });
+        expect(first.headers['webhook-id']).toBe(event.id);
+        await expect(
+          pkg.verifyWebhook(first.body, new Headers(first.headers as Record<string, string>), made.secret),
+        ).resolves.toEqual(event);
+
+        const rotated = await client.webhookEndpoints.rotateSecret(made.id, { graceSeconds: 60 });
+        await client.pets.create({ name: 'Delivered under two secrets', categoryId: 42 });
+        const second = await until(() => receiver.received[1]);
+        expect(String(second.headers['webhook-signature']).split(' ')).toHaveLength(2);
+        for (const secret of [made.secret, rotated.secret])
+          await expect(pkg.verifyWebhook(second.body, second.headers, secret)).resolves.toMatchObject({
+            type: 'pet.created',
+            data: { name: 'Delivered under two secrets' },
+          });
+
+        const deliveries = await until(async () => {
+          const page = await client.webhookEndpoints.deliveries(made.id, { status: 'succeeded' });
+          return page.items.length === 2 && page;
+        });
+        expect(deliveries.items.map((delivery) => delivery.eventId)).toEqual([
+          JSON.parse(second.body).id,
+          event.id,
+        ]);
+        expect(deliveries.items[1]).toMatchObject({ status: 'succeeded', attempts: [{ status: 200 }] });
+        const resent = await client.webhookEndpoints.resend(made.id, deliveries.items[1].id);
+        expect(resent).toMatchObject({ id: deliveries.items[1].id, status: 'pending' });
+        const third = await until(() => receiver.received[2]);
+        expect(third.headers['webhook-id']).toBe(event.id);
+        await expect(pkg.verifyWebhook(third.body, third.headers, rotated.secret)).resolves.toEqual(event);
+        await client.webhookEndpoints.delete(made.id);
+      } finally {
+        await receiver.close();
+      }
+    });
+  });
+
+  describe('verifyWebhook, against what the standardwebhooks package signs', () => {
+    const secret = `whsec_${Buffer.from('a key of thirty-two bytes, no more').toString('base64')}`;
+    const other = `whsec_${Buffer.from('another key of thirty-two bytes!!').toString('base64')}`;
+    const body = JSON.stringify({
+      id: 'evt_0000000000000007',
+      type: 'pet.updated',
+      timestamp: '2026-11-28T09:30:00.123Z',
+      data: { id: 7, name: 'Rex', categoryId: 3, status: 'sold', version: 3, previousStatus: 'pending' },
+    });
+    const id = 'evt_0000000000000007';
+
+    /** The headers of a delivery signed at `at` by each secret, space separated. */
+    function signed(at: Date, ...secrets: string[]): Record<string, string> {
+      return {
+        'webhook-id': id,
+        'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+        'webhook-signature': secrets.map((key) => new Webhook(key).sign(id, at, body)).join(' '),
+      };
+    }
+    const refused = (reason: string) =>
+      expect.objectContaining({ name: 'WebhookVerificationError', reason, message: expect.any(String) });
+    const failure = (promise: Promise<unknown>) =>
+      promise.then(
+        () => undefined,
+        (error: unknown) => {
+          expect(error).toBeInstanceOf(pkg.WebhookVerificationError);
+          return error;
+        },
+      );
+
+    it('accepts a body signed by the official package, from a plain object or Headers, and answers its event', async () => {
+      const now = new Date();
+      const headers = signed(now, secret);
+      await expect(pkg.verifyWebhook(body, headers, secret)).resolves.toEqual(JSON.parse(body));
+      await expect(pkg.verifyWebhook(body, new Headers(headers), secret)).resolves.toEqual(JSON.parse(body));
+      const capitalized = Object.fromEntries(
+        Object.entries(headers).map(([name, value]) => [name.replace(/^w/, 'W'), [value]]),
+      );
+      await expect(pkg.verifyWebhook(body, capitalized, secret)).resolves.toEqual(JSON.parse(body));
+      // What verifyWebhook accepts, the official package accepts too.
+      expect(new Webhook(secret).verify(body, headers)).toEqual(JSON.parse(body));
+    });
+
+    it('accepts when the second of two space-separated signatures matches', async () => {
+      const headers = signed(new Date(), other, secret);
+      expect(headers['webhook-signature'].split(' ')).toHaveLength(2);
+      await expect(pkg.verifyWebhook(body, headers, secret)).resolves.toEqual(JSON.parse(body));
+      await expect(pkg.verifyWebhook(body, headers, other)).resolves.toEqual(JSON.parse(body));
+    });
+
+    it('refuses a tampered body, a tampered timestamp and a wrong secret', async () => {
+      const headers = signed(new Date(), secret);
+      const tampered = body.replace('"Rex"', '"Max"');
+      expect(await failure(pkg.verifyWebhook(tampered, headers, secret))).toEqual(
+        refused('invalid_signature'),
+      );
+      const later = { ...headers, 'webhook-timestamp': String(Number(headers['webhook-timestamp']) + 1) };
+      expect(await failure(pkg.verifyWebhook(body, later, secret))).toEqual(refused('invalid_signature'));
+      const otherId = { ...headers, 'webhook-id': 'evt_0000000000000008' };
+      expect(await failure(pkg.verifyWebhook(body, otherId, secret))).toEqual(refused('invalid_signature'));
+      expect(await failure(pkg.verifyWebhook(body, headers, other))).toEqual(refused('invalid_signature'));
+      const v2 = { ...headers, 'webhook-signature': headers['webhook-signature'].replace('v1,', 'v2,') };
+      expect(await failure(pkg.verifyWebhook(body, v2, secret))).toEqual(refused('invalid_signature'));
+    });
+
+    it('refuses a timestamp more than the tolerance (5 minutes) old or ahead, unless told another now', async () => {
+      const now = new Date();
+      const old = new Date(now.getTime() - 301_000);
+      expect(await failure(pkg.verifyWebhook(body, signed(old, secret), secret))).toEqual(
+        refused('timestamp_too_old'),
+      );
+      const ahead = new Date(now.getTime() + 301_000);
+      expect(await failure(pkg.verifyWebhook(body, signed(ahead, secret), secret))).toEqual(
+        refused('timestamp_too_new'),
+      );
+      const almost = new Date(now.getTime() - 290_000);
+      await expect(pkg.verifyWebhook(body, signed(almost, secret), secret)).resolves.toEqual(
+        JSON.parse(body),
+      );
+      expect(
+        await failure(pkg.verifyWebhook(body, signed(almost, secret), secret, { toleranceSeconds: 60 })),
+      ).toEqual(refused('timestamp_too_old'));
+      await expect(pkg.verifyWebhook(body, signed(old, secret), secret, { now: old })).resolves.toEqual(
+        JSON.parse(body),
+      );
+    });
+
+    it('refuses a delivery without its headers, with a timestamp that is not seconds, or under a secret that is not one', async () => {
+      const headers = signed(new Date(), secret);
+      for (const name of Object.keys(headers)) {
+        const { [name]: _left, ...without } = headers;
+        expect(await failure(pkg.verifyWebhook(body, without, secret))).toEqual(refused('missing_header'));
+      }
+      const iso = { ...headers, 'webhook-timestamp': new Date().toISOString() };
+      expect(await failure(pkg.verifyWebhook(body, iso, secret))).toEqual(refused('invalid_timestamp'));
+      expect(await failure(pkg.verifyWebhook(body, headers, 'whsec_'))).toEqual(refused('invalid_secret'));
+      expect(await failure(pkg.verifyWebhook(body, headers, 'whsec_not base64!'))).toEqual(
+        refused('invalid_secret'),
+      );
+      await expect(
+        pkg.verifyWebhook(body, headers, secret, { toleranceSeconds: Number.NaN }),
+      ).rejects.toThrow(RangeError);
     });
   });
 

@@ -4,9 +4,12 @@ import { Agent, request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
+import { connect } from 'nats';
+import { eventId } from '../src/events/events.service';
 import { TEST_DATABASE_URL, TEST_KEY } from './support/app';
 import { sparePort } from './support/ports';
 import { RunningService, spawnService, stopService } from './support/process';
+import { startReceiver } from './support/webhook-receiver';
 import {
   postgresBinaries,
   PostgresCluster,
@@ -22,13 +25,18 @@ import {
  * docs/operations.md tells them to. Phases: a rolling restart, a `kill -9` of one instance and
  * its restart, a PostgreSQL restart, a Redis restart. Clients must see no error in any phase but
  * the kill, where only requests in flight on the killed instance may fail, and their retries
- * succeed within 5 s; no acknowledged create is lost, and no key is stored twice.
+ * succeed within 5 s; no acknowledged create is lost, and no key is stored twice. Meanwhile every
+ * change is published: to a webhook receiver that answers 500 for a while, and to a NATS server
+ * of the test's own; each committed change has one event, each event reaches both.
  */
 const ROOT = join(__dirname, '..');
 const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((path) => existsSync(path));
 const bin = postgresBinaries();
 const inThisPass = !TEST_DATABASE_URL; // brings its own servers: runs once, in the default pass
-const ready = Boolean(NGINX && bin) && inThisPass;
+const NATS_SERVER = ['/usr/sbin/nats-server', '/usr/bin/nats-server'].find((path) => existsSync(path));
+const ready = Boolean(NGINX && bin && NATS_SERVER) && inThisPass;
+/** Short, so that the test sees the last retry: the shipped schedule runs for more than a day. */
+const RETRY_SCHEDULE = [1000, 2000, 4000, 8000, 8000];
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const FAIL_TIMEOUT_MS =
   1000 * Number(/fail_timeout=(\d+)s/.exec(readFileSync(join(ROOT, 'deploy', 'nginx.conf'), 'utf8'))?.[1]);
@@ -36,8 +44,10 @@ const FAIL_TIMEOUT_MS =
 if (!ready && inThisPass) {
   it('needs nginx and the PostgreSQL server binaries', () => {
     if (process.env.CI)
-      throw new Error('nginx or PostgreSQL is missing: apt-get install -y nginx postgresql');
-    console.warn('skipped: no nginx or no PostgreSQL binaries');
+      throw new Error(
+        'nginx, PostgreSQL or NATS is missing: apt-get install -y nginx postgresql nats-server',
+      );
+    console.warn('skipped: no nginx, PostgreSQL or nats-server binaries');
   });
 }
 
@@ -53,10 +63,11 @@ function nginxConf(listen: number, upstreams: number[]): string {
     .replace(/^(\s*)listen \d+;$/m, `$1listen 127.0.0.1:${listen};`);
 }
 
-type Phase = 'steady' | 'rolling restart' | 'kill -9' | 'postgres restart' | 'redis restart';
+type Phase =
+  'steady' | 'rolling restart' | 'kill -9' | 'postgres restart' | 'redis restart' | 'receiver outage';
 interface Outcome {
   phase: Phase;
-  op: 'list' | 'get' | 'create';
+  op: 'list' | 'get' | 'create' | 'patch';
   /** The HTTP status (the phase is the one it came in), or the socket error of a request with no answer. */
   result: number | string;
   retry: boolean;
@@ -73,12 +84,24 @@ describeFleet('Three instances behind nginx through restarts and faults (e2e)', 
   const instances: RunningService[] = [];
   let env: Record<string, string>;
   let base: string;
+  let nats: ChildProcess;
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  let receiverFailing = false;
+  /** When an instance was killed or the database restarted: an attempt then may end unrecorded. */
+  const faults: Array<{ from: number; to: number }> = [];
+  const faultAt = (at: number) => faults.some(({ from, to }) => at >= from - 1000 && at <= to + 1000);
 
   beforeAll(async () => {
     cluster = await startPostgresCluster(bin!);
     const started = await startRedisServer();
     if (!started) throw new Error('redis-server is missing');
     redis = started;
+    dir = mkdtempSync(join(tmpdir(), 'petstore-nginx-'));
+    const natsPort = await sparePort();
+    nats = spawn(NATS_SERVER!, ['-js', '-a', '127.0.0.1', '-p', String(natsPort), '-sd', join(dir, 'nats')], {
+      stdio: 'ignore',
+    });
+    receiver = await startReceiver(() => (receiverFailing ? 500 : 200));
     env = {
       DATABASE_URL: cluster.url,
       DATABASE_SCHEMA: 'fleet',
@@ -88,11 +111,14 @@ describeFleet('Three instances behind nginx through restarts and faults (e2e)', 
       LOG_LEVEL: 'warn',
       RATE_LIMIT_ENABLED: 'true',
       RATE_LIMIT_PER_MINUTE: '1000000',
+      EVENTS_NATS_URL: `nats://127.0.0.1:${natsPort}`,
+      WEBHOOK_ALLOW_HTTP: 'true',
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+      WEBHOOK_RETRY_SCHEDULE: RETRY_SCHEDULE.map((ms) => `${ms}ms`).join(','),
     };
     for (let i = 0; i < 3; i++) ports.push(await sparePort());
     // One at a time: the first runs the migrations.
     for (const port of ports) instances.push(await spawnService({ ...env, PORT: String(port) }));
-    dir = mkdtempSync(join(tmpdir(), 'petstore-nginx-'));
     const listen = await sparePort();
     writeFileSync(join(dir, 'nginx.conf'), nginxConf(listen, ports));
     nginx = spawn(NGINX!, ['-c', join(dir, 'nginx.conf'), '-p', dir, '-g', 'daemon off;'], {
@@ -105,10 +131,18 @@ describeFleet('Three instances behind nginx through restarts and faults (e2e)', 
       if (i > 100) throw new Error('nginx did not start');
       await sleep(50);
     }
+    const endpoint = await fetch(`${base}/v1/webhook-endpoints`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${TEST_KEY}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ url: receiver.url, eventTypes: ['pet.*'] }),
+    });
+    expect(endpoint.status).toBe(201);
   }, 120_000);
 
   afterAll(async () => {
     nginx?.kill('SIGTERM');
+    nats?.kill('SIGTERM');
+    await receiver?.close();
     await Promise.all(instances.map((instance) => stopService(instance, 'SIGKILL')));
     await redis?.stop();
     cluster?.destroy();
@@ -158,12 +192,27 @@ describeFleet('Three instances behind nginx through restarts and faults (e2e)', 
         const result = answer instanceof Error ? answer.message : answer.status;
         outcomes.push({ phase, op: 'create', result, retry });
         if (!(answer instanceof Error) && answer.status === 201) {
-          acknowledged.set(name, (JSON.parse(answer.body) as { id: number }).id);
+          const id = (JSON.parse(answer.body) as { id: number }).id;
+          acknowledged.set(name, id);
           if (failedAt !== undefined) recoveries.push(Date.now() - failedAt);
-          return;
+          return id;
         }
         failedAt ??= Date.now();
         if (Date.now() - failedAt > 30_000) throw new Error(`create ${name} never succeeded: ${result}`);
+        const wait = answer instanceof Error ? undefined : Number(answer.retryAfter);
+        await sleep(wait ? wait * 1000 : 200);
+      }
+    };
+    /** A change retried until answered: `If-Match: *` makes a repeat of a committed one no change. */
+    const patch = async (id: number, categoryId: number) => {
+      const headers = { 'Content-Type': 'application/merge-patch+json', 'If-Match': '*' };
+      for (let retry = false; ; retry = true) {
+        const answer = await send('PATCH', `/v1/pets/${id}`, headers, JSON.stringify({ categoryId })).catch(
+          (error: Error) => error,
+        );
+        const result = answer instanceof Error ? answer.message : answer.status;
+        outcomes.push({ phase, op: 'patch', result, retry });
+        if (result === 200) return;
         const wait = answer instanceof Error ? undefined : Number(answer.retryAfter);
         await sleep(wait ? wait * 1000 : 200);
       }
@@ -181,8 +230,10 @@ describeFleet('Three instances behind nginx through restarts and faults (e2e)', 
     const worker = async (id: number) => {
       for (let i = 0; running; i++) {
         const dice = Math.random();
-        if (dice < 0.2) await create(id);
-        else await read(dice < 0.65 ? 'list' : 'get');
+        if (dice < 0.2) {
+          const pet = await create(id);
+          if (Math.random() < 0.5) await patch(pet, 4 + i);
+        } else await read(dice < 0.65 ? 'list' : 'get');
       }
     };
     const workers = Array.from({ length: 12 }, (_, id) => worker(id));
@@ -201,7 +252,9 @@ describeFleet('Three instances behind nginx through restarts and faults (e2e)', 
     };
     const during = async (name: Phase, fault: () => Promise<void>) => {
       phase = name;
+      const from = Date.now();
       await fault();
+      if (name === 'kill -9' || name === 'postgres restart') faults.push({ from, to: Date.now() });
       await sleep(2000);
       phase = 'steady';
       await sleep(500);
@@ -221,6 +274,11 @@ describeFleet('Three instances behind nginx through restarts and faults (e2e)', 
       await sleep(1000);
       await redis.start();
     });
+    await during('receiver outage', async () => {
+      receiverFailing = true;
+      await sleep(4000);
+      receiverFailing = false;
+    });
     running = false;
     await Promise.all(workers);
     agent.destroy();
@@ -232,11 +290,21 @@ describeFleet('Three instances behind nginx through restarts and faults (e2e)', 
     }
     const db = new Client({ connectionString: cluster.url });
     await db.connect();
-    const rows = (await db.query('SELECT id, name FROM fleet.pets')).rows as Array<{
+    const rows = (await db.query('SELECT id, name, version FROM fleet.pets')).rows as Array<{
       id: string;
       name: string;
+      version: string;
+    }>;
+    const events = (await db.query('SELECT id, type, at, data FROM fleet.events ORDER BY id')).rows as Array<{
+      id: string;
+      type: string;
+      at: string;
+      data: string;
     }>;
     await db.end();
+    const published = eventsPublished(events, rows);
+    const delivered = await webhookDeliveries(events);
+    const streamed = await jetStreamIds(env.EVENTS_NATS_URL, events.length);
     const stored = new Map<string, number[]>();
     for (const row of rows) stored.set(row.name, [...(stored.get(row.name) ?? []), Number(row.id)]);
     const lost = [...acknowledged].filter(([name, id]) => !stored.get(name)?.includes(id));
@@ -251,6 +319,10 @@ describeFleet('Three instances behind nginx through restarts and faults (e2e)', 
           duplicated: duplicated.length,
           slowestRetriedCreateMs: Math.max(0, ...recoveries),
           nginxErrors: readFileSync(join(dir, 'error.log'), 'utf8').split('\n').filter(Boolean).length,
+          events: events.length,
+          eventsNotMatchingChanges: published.length,
+          webhooks: delivered.summary,
+          jetStream: { messages: streamed.length, distinctIds: new Set(streamed).size },
         },
         null,
         1,
@@ -259,7 +331,13 @@ describeFleet('Three instances behind nginx through restarts and faults (e2e)', 
 
     const ok = (result: number | string) => result === 200 || result === 201 || result === 404;
     const errors = (at: Phase) => outcomes.filter((o) => o.phase === at && !ok(o.result));
-    for (const at of ['steady', 'rolling restart', 'postgres restart', 'redis restart'] as const)
+    for (const at of [
+      'steady',
+      'rolling restart',
+      'postgres restart',
+      'redis restart',
+      'receiver outage',
+    ] as const)
       expect({ phase: at, errors: errors(at) }).toEqual({ phase: at, errors: [] });
     // The kill: only creates in flight on the killed instance (nginx does not retry a POST it
     // sent: 502, or no answer at all), then their retries (409 while the dead claim's lease runs).
@@ -267,7 +345,7 @@ describeFleet('Three instances behind nginx through restarts and faults (e2e)', 
       errors('kill -9').filter(
         (o) =>
           !(
-            o.op === 'create' &&
+            (o.op === 'create' || o.op === 'patch') &&
             (o.result === 502 || typeof o.result === 'string' || (o.retry && o.result === 409))
           ),
       ),
@@ -276,5 +354,111 @@ describeFleet('Three instances behind nginx through restarts and faults (e2e)', 
     expect(lost).toEqual([]);
     expect(duplicated).toEqual([]);
     expect(rows.length).toBe(acknowledged.size);
-  }, 180_000);
+    expect(published).toEqual([]);
+    expect(delivered.undelivered).toEqual([]);
+    expect(delivered.unexplainedDuplicates).toEqual([]);
+    expect(delivered.late).toEqual([]);
+    expect([...streamed].sort()).toEqual(events.map((event) => eventId(Number(event.id))).sort());
+  }, 300_000);
+
+  /** For each pet, one `pet.created` and one `pet.updated` per later version, with that version: what is wrong. */
+  function eventsPublished(
+    events: Array<{ type: string; data: string }>,
+    pets: Array<{ id: string; version: string }>,
+  ): string[] {
+    const versions = new Map<number, string[]>();
+    for (const { type, data } of events) {
+      const { id, version } = JSON.parse(data) as { id: number; version: number };
+      versions.set(id, [...(versions.get(id) ?? []), `${type} ${version}`]);
+    }
+    return pets
+      .map(({ id, version }) => {
+        const expected = ['pet.created 1'];
+        for (let v = 2; v <= Number(version); v++) expected.push(`pet.updated ${v}`);
+        const seen = versions.get(Number(id)) ?? [];
+        return JSON.stringify(seen) === JSON.stringify(expected)
+          ? undefined
+          : `pet ${id}: ${seen.join(', ')}`;
+      })
+      .filter((problem): problem is string => problem !== undefined);
+  }
+
+  /**
+   * Waits until the receiver answered 2xx to every event. A second receipt of an event is
+   * explained by a failure: an earlier receipt answered 500, or one that came during a fault
+   * that can end an attempt before it is recorded (the kill, the database restart).
+   */
+  async function webhookDeliveries(events: Array<{ id: string; at: string }>) {
+    const byId = () => {
+      const receipts = new Map<string, typeof receiver.received>();
+      for (const receipt of receiver.received) {
+        const id = String(receipt.headers['webhook-id']);
+        receipts.set(id, [...(receipts.get(id) ?? []), receipt]);
+      }
+      return receipts;
+    };
+    const undelivered = () =>
+      events
+        .map((event) => eventId(Number(event.id)))
+        .filter(
+          (id) =>
+            !byId()
+              .get(id)
+              ?.some((r) => r.status === 200),
+        );
+    const deadline = Date.now() + RETRY_SCHEDULE.reduce((sum, ms) => sum + ms, 0) + 60_000;
+    while (undelivered().length > 0 && Date.now() < deadline) await sleep(250);
+    const receipts = byId();
+    const unexplainedDuplicates = [...receipts]
+      .filter(([, all]) => all.length > 1)
+      .filter(([, all]) => !all.slice(0, -1).some((r) => r.status !== 200 || faultAt(r.at)))
+      .map(([id]) => id);
+    // Within the schedule: the sum of its waits, the lease of an attempt cut short, and slack.
+    const bound = RETRY_SCHEDULE.reduce((sum, ms) => sum + ms, 0) * 1.1 + 30_000 + 15_000;
+    const late = events
+      .map((event) => {
+        const first = receipts.get(eventId(Number(event.id)))?.find((r) => r.status === 200);
+        return first && first.at - Number(event.at) > bound
+          ? `${eventId(Number(event.id))} ${first.at - Number(event.at)} ms`
+          : undefined;
+      })
+      .filter((problem) => problem !== undefined);
+    const summary = {
+      receipts: receiver.received.length,
+      answered500: receiver.received.filter((r) => r.status !== 200).length,
+      eventsReceivedMoreThanOnce: [...receipts.values()].filter((all) => all.length > 1).length,
+      slowestMs: Math.max(
+        0,
+        ...events.map(
+          (event) =>
+            (receipts.get(eventId(Number(event.id)))?.find((r) => r.status === 200)?.at ?? 0) -
+            Number(event.at),
+        ),
+      ),
+    };
+    return { undelivered: undelivered(), unexplainedDuplicates, late, summary };
+  }
+
+  /** The `Nats-Msg-Id` of every message of the stream, once it holds `count` (or after 30 s). */
+  async function jetStreamIds(url: string, count: number): Promise<string[]> {
+    const connection = await connect({ servers: url });
+    try {
+      const manager = await connection.jetstreamManager();
+      let last = 0;
+      for (let i = 0; i < 120; i++) {
+        const info = await manager.streams.info('PETSTORE_EVENTS').catch(() => undefined);
+        last = info?.state.last_seq ?? 0;
+        if ((info?.state.messages ?? 0) >= count) break;
+        await sleep(250);
+      }
+      const ids: string[] = [];
+      for (let seq = 1; seq <= last; seq++) {
+        const message = await manager.streams.getMessage('PETSTORE_EVENTS', { seq }).catch(() => undefined);
+        if (message) ids.push(message.header.get('Nats-Msg-Id'));
+      }
+      return ids;
+    } finally {
+      await connection.close();
+    }
+  }
 });

@@ -7,6 +7,7 @@ import { AuthModule } from '../auth/auth.module';
 import { RequestValidationPipe } from '../common/validation/request-validation.pipe';
 import { AppConfig } from '../config/app-config';
 import { DatabaseModule } from '../database/database.module';
+import { EventsModule } from '../events/events.module';
 import { FEATURES, SCHEMAS } from '../features';
 import { AllExceptionsFilter } from '../http/all-exceptions.filter';
 import { LifecycleModule } from '../http/lifecycle';
@@ -38,6 +39,7 @@ export class AppModule {
         // After the features: Express tries routes in order, and the collections' are the busy ones.
         AuthModule.forRoot(config),
         AuditModule.forRoot(config.audit),
+        EventsModule.forRoot(config.events),
       ],
       providers: [
         ...globalGuards(config),

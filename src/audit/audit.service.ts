@@ -4,7 +4,7 @@ import type { Request } from 'express';
 import { Between, EntityManager, FindOptionsWhere, MoreThan, Repository } from 'typeorm';
 import { callerOf } from '../auth/caller';
 import { AuditedChange, AuditLog } from '../common/audit-context';
-import { lastInTransaction } from '../database/resource-store';
+import { insertLast } from '../database/resource-store';
 import { decodeCursor, encodeCursor } from '../common/pagination/cursor';
 import { Page } from '../common/pagination/page';
 import { requestIdOf } from '../http/request-log';
@@ -38,19 +38,8 @@ export class AuditService implements AuditLog, OnApplicationBootstrap, OnApplica
     @Inject(AUDIT_OPTIONS) private readonly options: AuditOptions,
   ) {}
 
-  /** Events gathered in a transaction, written in one INSERT as it commits (a group of creates: one). */
-  private readonly gathered = new WeakMap<EntityManager, Partial<AuditEventEntity>[]>();
-
-  async record(transaction: EntityManager, changes: readonly AuditedChange[]): Promise<void> {
-    const rows = this.rows(changes);
-    const gathered = this.gathered.get(transaction);
-    if (gathered) {
-      gathered.push(...rows);
-      return;
-    }
-    const write = () => transaction.insert(AuditEventEntity, rows).then(() => undefined);
-    if (!lastInTransaction(transaction, write)) return write();
-    this.gathered.set(transaction, rows);
+  record(transaction: EntityManager, changes: readonly AuditedChange[]): Promise<void> {
+    return insertLast(transaction, AuditEventEntity, this.rows(changes));
   }
 
   private rows(changes: readonly AuditedChange[]): Partial<AuditEventEntity>[] {

@@ -1,5 +1,5 @@
 import { join, resolve } from 'node:path';
-import { AppConfig, ConfigError, describeDatabase, loadConfig } from './app-config';
+import { AppConfig, ConfigError, describeDatabase, durationsMs, loadConfig } from './app-config';
 
 /** The error `loadConfig(env)` throws, or a failure if it throws nothing. */
 function configError(env: Record<string, string | undefined>): ConfigError {
@@ -47,6 +47,14 @@ describe('loadConfig', () => {
       rateLimit: { enabled: true, perMinute: 600, authFailuresPerMinute: 30, redisUrl: null },
       auth: { apiKeys: [], maxLifetimeDays: null },
       audit: { retentionDays: 180 },
+      events: {
+        retentionDays: 30,
+        natsUrl: null,
+        allowHttp: false,
+        allowPrivateNetworks: false,
+        retrySchedule: '5s,5m,30m,2h,5h,10h,10h',
+        concurrency: 16,
+      },
       docs: {
         swaggerEnabled: true,
         productionBaseUrl: 'https://api.petstore.example.com/v1',
@@ -112,6 +120,11 @@ describe('loadConfig', () => {
         SWAGGER_ENABLED: 'false',
         METRICS_PORT: '9464',
         METRICS_HOST: '0.0.0.0',
+        EVENTS_RETENTION_DAYS: '45',
+        EVENTS_NATS_URL: 'nats://127.0.0.1:4222',
+        WEBHOOK_ALLOW_HTTP: 'TRUE',
+        WEBHOOK_RETRY_SCHEDULE: '500ms, 2s,1m,1h',
+        WEBHOOK_CONCURRENCY: '4',
       }),
     ).toEqual({
       nodeEnv: 'production',
@@ -151,6 +164,14 @@ describe('loadConfig', () => {
       },
       auth: { apiKeys: ['key-one-0123456789abcdef', 'key_two.0123456789~+/='], maxLifetimeDays: null },
       audit: { retentionDays: 180 },
+      events: {
+        retentionDays: 45,
+        natsUrl: 'nats://127.0.0.1:4222',
+        allowHttp: true,
+        allowPrivateNetworks: false,
+        retrySchedule: '500ms, 2s,1m,1h',
+        concurrency: 4,
+      },
       docs: {
         swaggerEnabled: false,
         productionBaseUrl: 'https://api.example.org/v1',
@@ -262,6 +283,24 @@ describe('loadConfig', () => {
     it('rejects a value above the maximum', () => {
       expect(configError({ SQLITE_BUSY_TIMEOUT_MS: '600001' }).message).toBe(
         'SQLITE_BUSY_TIMEOUT_MS must be an integer from 0 to 600000 (got "600001")',
+      );
+    });
+  });
+
+  describe('WEBHOOK_RETRY_SCHEDULE and EVENTS_NATS_URL', () => {
+    it.each(['5 s', '5x', '1.5s', '-1s', '1d'])('rejects the schedule "%s", quoting it', (raw) => {
+      expect(configError({ WEBHOOK_RETRY_SCHEDULE: raw }).message).toBe(
+        `WEBHOOK_RETRY_SCHEDULE must be 1 to 20 durations like 5s,5m,2h (ms, s, m or h), comma-separated (got "${raw}")`,
+      );
+    });
+
+    it('reads the schedule in ms', () => {
+      expect(durationsMs('500ms, 2s,1m,1h')).toEqual([500, 2000, 60_000, 3_600_000]);
+    });
+
+    it('refuses a NATS URL of another scheme without quoting it', () => {
+      expect(configError({ EVENTS_NATS_URL: 'http://user:secret@nats' }).message).toBe(
+        'EVENTS_NATS_URL must be one or more URLs like nats://127.0.0.1:4222, comma-separated',
       );
     });
   });

@@ -37,6 +37,7 @@ export interface AppConfig {
   readonly rateLimit: Readonly<RateLimitConfig>;
   readonly auth: Readonly<AuthConfig>;
   readonly audit: Readonly<AuditConfig>;
+  readonly events: Readonly<EventsConfig>;
   readonly docs: Readonly<DocsConfig>;
   readonly log: Readonly<LogConfig>;
   readonly metrics: Readonly<MetricsConfig>;
@@ -145,6 +146,23 @@ export class AuditConfig {
   @Variable('AUDIT_RETENTION_DAYS') @Integer(1, 36500) retentionDays = 180;
 }
 
+const DURATION = /^(\d{1,6})(ms|s|m|h)$/;
+const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+export class EventsConfig {
+  @Variable('EVENTS_RETENTION_DAYS') @Integer(1, 36500) retentionDays = 30;
+  /** JetStream as a second sink of the outbox; null: webhooks and the feed only. */
+  @Variable('EVENTS_NATS_URL') @IsOptional() @Satisfies(natsUrlProblem) natsUrl: string | null = null;
+  @Variable('WEBHOOK_ALLOW_HTTP') @Flag() allowHttp = false;
+  @Variable('WEBHOOK_ALLOW_PRIVATE_NETWORKS') @Flag() allowPrivateNetworks = false;
+  /** The wait before each retry of a failed delivery (`durationsMs`). */
+  @Variable('WEBHOOK_RETRY_SCHEDULE')
+  @Satisfies(retryScheduleProblem)
+  retrySchedule = '5s,5m,30m,2h,5h,10h,10h';
+  /** Attempts in flight at once, per instance. */
+  @Variable('WEBHOOK_CONCURRENCY') @Integer(1, 1000) concurrency = 16;
+}
+
 export class DocsConfig {
   @Variable('SWAGGER_ENABLED') @Flag() swaggerEnabled = true;
   @Variable('PRODUCTION_BASE_URL')
@@ -176,6 +194,7 @@ const SLICES = {
   rateLimit: RateLimitConfig,
   auth: AuthConfig,
   audit: AuditConfig,
+  events: EventsConfig,
   log: LogConfig,
   docs: DocsConfig,
   metrics: MetricsConfig,
@@ -262,6 +281,25 @@ const isUrlOf = (value: string, ...protocols: string[]) =>
 
 function redisUrlProblem(value: string): string | undefined {
   return isUrlOf(value, 'redis:', 'rediss:') ? undefined : 'must be a URL like redis://127.0.0.1:6379';
+}
+
+function natsUrlProblem(value: string): string | undefined {
+  return list(value).every((url) => isUrlOf(url, 'nats:', 'tls:'))
+    ? undefined
+    : 'must be one or more URLs like nats://127.0.0.1:4222, comma-separated';
+}
+
+/** `5s,5m,2h` (ms, s, m, h) in ms; undefined unless each entry is one. */
+export function durationsMs(text: string): number[] | undefined {
+  const parsed = list(text).map((entry) => DURATION.exec(entry));
+  if (parsed.length === 0 || parsed.length > 20 || parsed.some((match) => !match)) return undefined;
+  return parsed.map((match) => Number(match![1]) * UNIT_MS[match![2] as keyof typeof UNIT_MS]);
+}
+
+function retryScheduleProblem(value: string): string | undefined {
+  return durationsMs(value)
+    ? undefined
+    : `must be 1 to 20 durations like 5s,5m,2h (ms, s, m or h), comma-separated ${got(value)}`;
 }
 
 function httpUrlProblem(value: string): string | undefined {

@@ -2,6 +2,7 @@ import { Inject, Injectable, Optional } from '@nestjs/common';
 import {
   DataSource,
   EntityManager,
+  EntityTarget,
   FindOptionsOrder,
   FindOptionsWhere,
   MoreThan,
@@ -11,6 +12,7 @@ import {
 } from 'typeorm';
 import { LRUCache } from 'lru-cache';
 import { AUDIT_LOG, AuditLog } from '../common/audit-context';
+import { EVENT_OUTBOX, EventOutbox } from '../common/event-outbox';
 import { boundedLru } from '../common/bounded-lru';
 import { ApiException } from '../common/errors/api-exception';
 import { decodeCursor, encodeCursor } from '../common/pagination/cursor';
@@ -29,8 +31,10 @@ export type Row = ObjectLiteral & { id: number };
 /** A row that changes: `version` starts at 1 and grows by one with each change (its `ETag`). */
 export type VersionedRow = Row & { version: number };
 
-export interface StoreOptions {
+export interface StoreOptions<E = never> {
   mutable?: boolean;
+  /** Publishes each change as `<type>.created|updated|deleted`, with `data` the record as `answered`. */
+  events?: { type: string; answered: (row: E) => object };
 }
 
 /** Whether this instance hears of every change to mutable tables (always, on SQLite's one process). */
@@ -58,15 +62,45 @@ export interface ReadCacheOptions {
 /** Work a transaction does last, before it commits: what it gathered on the way, in one statement. */
 const lastWork = new WeakMap<EntityManager, Array<() => Promise<void>>>();
 
-/** Runs `work` as the last of `transaction`, if runTransaction began it; false (and nothing done) if not. */
-export function lastInTransaction(transaction: EntityManager, work: () => Promise<void>): boolean {
+type Target = EntityTarget<ObjectLiteral>;
+const gathered = new WeakMap<EntityManager, Map<Target, ObjectLiteral[]>>();
+
+/**
+ * Inserts `rows` into `target` in `transaction`: gathered, as one INSERT done last (after `first`),
+ * when runTransaction began it, so that a group of creates writes one; else at once.
+ */
+export async function insertLast(
+  transaction: EntityManager,
+  target: Target,
+  rows: ObjectLiteral[],
+  first?: (transaction: EntityManager) => Promise<unknown>,
+): Promise<void> {
   const last = lastWork.get(transaction);
-  last?.push(work);
-  return last !== undefined;
+  let byTarget = gathered.get(transaction);
+  const pending = byTarget?.get(target);
+  if (pending) {
+    pending.push(...rows);
+    return;
+  }
+  const write = async () => {
+    await first?.(transaction);
+    // Nothing is read back: these rows are never answered, so their generated ids are not needed.
+    await transaction.createQueryBuilder().insert().into(target).values(rows).updateEntity(false).execute();
+  };
+  if (!last) return write();
+  if (!byTarget) gathered.set(transaction, (byTarget = new Map<Target, ObjectLiteral[]>()));
+  byTarget.set(target, rows);
+  last.push(write);
 }
 
 /** Work to do once a transaction has committed, by the transaction that owes it. */
 const afterCommit = new WeakMap<EntityManager, Array<() => void>>();
+const onCommit = new WeakMap<EntityManager, Array<() => void>>();
+
+/** Runs `work` once `transaction` (begun by runTransaction) has committed; never if it rolls back. */
+export function whenCommitted(transaction: EntityManager, work: () => void): void {
+  onCommit.get(transaction)?.push(work);
+}
 
 /** A cached row's estimated bytes: the object and its key, its strings as UTF-16. */
 export function rowBytes(row: object): number {
@@ -93,11 +127,13 @@ export function runTransaction<R>(
   connection: DataSource,
   work: (transaction: EntityManager) => Promise<R>,
 ): Promise<R> {
+  let committed: Array<() => void> = [];
   const transaction = () =>
     beforeCommit(connection, (reachedCommit) =>
       connection.transaction(async (manager) => {
         const last: Array<() => Promise<void>> = [];
         lastWork.set(manager, last);
+        onCommit.set(manager, (committed = []));
         const result = await work(manager);
         for (const done of last) await done();
         reachedCommit();
@@ -105,13 +141,18 @@ export function runTransaction<R>(
       }),
     );
   const gate = sqliteGateOf(connection);
-  if (!gate) return transaction();
-  return gate.exclusive(() =>
-    transaction().catch(async (error: unknown) => {
-      await settleSqliteTransaction(connection);
-      throw error;
-    }),
-  );
+  const result = !gate
+    ? transaction()
+    : gate.exclusive(() =>
+        transaction().catch(async (error: unknown) => {
+          await settleSqliteTransaction(connection);
+          throw error;
+        }),
+      );
+  return result.then((value) => {
+    for (const done of committed) done();
+    return value;
+  });
 }
 
 /**
@@ -147,10 +188,11 @@ export class ResourceStore<E extends Row> {
   constructor(
     private readonly repository: Repository<E>,
     private readonly cache: ReadCache,
-    readonly options: StoreOptions = {},
+    readonly options: StoreOptions<E> = {},
     private readonly sync: ChangeSync = { live: true },
     private readonly notice?: (transaction: EntityManager, table: string, id: number) => Promise<unknown>,
     private readonly audit?: AuditLog,
+    private readonly outbox?: EventOutbox,
   ) {
     this.table = repository.metadata.tablePath;
     this.resource = repository.metadata.tableName.replaceAll('_', '-');
@@ -168,6 +210,27 @@ export class ResourceStore<E extends Row> {
   ): Promise<void> | undefined {
     if (!request || !this.audit) return undefined;
     return this.audit.record(transaction, [{ request, resource: this.resource, resourceId: id, outcome }]);
+  }
+
+  /** The events of rows `changed` (each after its change; a status change says the one before). */
+  private published(
+    transaction: EntityManager,
+    kind: 'created' | 'updated' | 'deleted',
+    changed: readonly { row: E; before?: E }[],
+  ): Promise<void> | undefined {
+    const { events } = this.options;
+    if (!events || !this.outbox) return undefined;
+    return this.outbox.append(
+      transaction,
+      changed.map(({ row, before }) => ({
+        type: `${events.type}.${kind}`,
+        data: {
+          ...events.answered(row),
+          version: (row as Partial<VersionedRow>).version ?? 1,
+          ...(before && before.status !== row.status ? { previousStatus: before.status as unknown } : {}),
+        },
+      })),
+    );
   }
 
   async get(id: number): Promise<E | null> {
@@ -289,6 +352,7 @@ export class ResourceStore<E extends Row> {
         if (changed) {
           await this.notice?.(manager, this.table, id);
           await this.audited(manager, id, 200, request);
+          await this.published(manager, 'updated', [{ row: changed, before: row }]);
         }
         return changed;
       }, request !== undefined);
@@ -319,11 +383,16 @@ export class ResourceStore<E extends Row> {
     return affected === 1 ? updated : null;
   }
 
-  /** PostgreSQL: in a transaction, with its NOTIFY; SQLite: the one UPDATE, atomic on its own, unless audited. */
+  /** PostgreSQL: in a transaction, with its NOTIFY; SQLite: the one UPDATE, atomic on its own, unless recorded. */
   private writeChange<R>(write: (manager: EntityManager) => Promise<R>, audited: boolean): Promise<R> {
     const { manager } = this.repository;
-    if (manager.connection.options.type !== 'postgres' && !(audited && this.audit)) return write(manager);
+    if (manager.connection.options.type !== 'postgres' && !(audited && this.audit) && !this.publishes)
+      return write(manager);
     return this.write(write);
+  }
+
+  private get publishes(): boolean {
+    return this.options.events !== undefined && this.outbox !== undefined;
   }
 
   /** Removes the row if `check` accepts it; false when none, 409 when others refer to it. */
@@ -372,6 +441,11 @@ export class ResourceStore<E extends Row> {
       const result = await work(transaction, row);
       if (result === row) return result as R;
       await this.audited(transaction, id, outcome, request);
+      await this.published(
+        transaction,
+        outcome === 204 ? 'deleted' : 'updated',
+        outcome === 204 ? [{ row }] : [{ row: result as unknown as E, before: row }],
+      );
       await this.notice?.(transaction, this.table, id);
       const owed = afterCommit.get(transaction);
       if (!owed) throw new Error('a change in a transaction that no ResourceStore began');
@@ -402,13 +476,18 @@ export class ResourceStore<E extends Row> {
     const created = (result: { identifiers: ObjectLiteral[] }) =>
       rows.map((row, index) => ({ id: Number(result.identifiers[index].id), ...row }) as unknown as E);
     const postgres = manager.connection.options.type === 'postgres';
-    if (!postgres && pending.every((create) => create.inTransaction === undefined))
+    if (!postgres && !this.publishes && pending.every((create) => create.inTransaction === undefined))
       return created(await manager.insert(target, rows as never));
     return this.write(async (transaction) => {
       if (postgres) await transaction.query('SELECT pg_advisory_xact_lock(hashtext($1))', [this.table]);
       const entities = created(await transaction.insert(target, rows as never));
       for (const [index, create] of pending.entries())
         await create.inTransaction?.(transaction, entities[index]);
+      await this.published(
+        transaction,
+        'created',
+        entities.map((row) => ({ row })),
+      );
       return entities;
     });
   }
@@ -467,11 +546,12 @@ export class ResourceStores {
     @Inject(READ_CACHE_OPTIONS) options: ReadCacheOptions,
     @Optional() metrics: Metrics = new Metrics(),
     @Optional() @Inject(AUDIT_LOG) private readonly audit?: AuditLog,
+    @Optional() @Inject(EVENT_OUTBOX) private readonly outbox?: EventOutbox,
   ) {
     this.cache = new ReadCache(options, metrics);
   }
 
-  of<E extends Row>(repository: Repository<E>, options: StoreOptions = {}): ResourceStore<E> {
+  of<E extends Row>(repository: Repository<E>, options: StoreOptions<E> = {}): ResourceStore<E> {
     const table = repository.metadata.tablePath;
     let store = this.stores.get(table);
     if (!store) {
@@ -484,6 +564,7 @@ export class ResourceStores {
         this.sync,
         notice,
         this.audit,
+        this.outbox,
       ) as unknown as ResourceStore<Row>;
       this.stores.set(table, store);
     }

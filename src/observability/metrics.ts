@@ -26,6 +26,9 @@ export class Metrics {
   readCache(_kind: ReadCacheKind, _hit: boolean): void {}
   queryError(): void {}
   watchDatabase(_system: string, _pool?: () => PoolStats): void {}
+  webhookAttempt(_ok: boolean, _seconds: number): void {}
+  webhookDelivered(_secondsSinceCommit: number): void {}
+  watchWebhooks(_backlog: () => Promise<number>): void {}
   render(): Promise<{ contentType: string; text: string }> {
     return Promise.resolve({ contentType: 'text/plain; charset=utf-8', text: '' });
   }

@@ -75,6 +75,23 @@ export class PrometheusMetrics extends Metrics {
     'Database queries that failed (constraint violations included), by database system.',
     { db_system: [] },
   );
+  private readonly webhookAttempts = this.counter(
+    'petstore_webhook_attempts_total',
+    'Webhook delivery attempts, by result: success (a 2xx) or failure (any other answer, a timeout, no connection).',
+    { result: ['success', 'failure'] },
+  );
+  private readonly webhookAttemptDuration = new Histogram({
+    name: 'petstore_webhook_attempt_duration_seconds',
+    help: 'Duration of webhook delivery attempts, from connecting to the end of the answer (or the timeout).',
+    buckets: DURATION_BUCKETS,
+    registers: this.registers,
+  });
+  private readonly webhookLatency = new Histogram({
+    name: 'petstore_webhook_delivery_latency_seconds',
+    help: "From an event's commit to its successful delivery, retries included.",
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 7200, 36000],
+    registers: this.registers,
+  });
   /** Bound once: a lookup is counted on every cached request. */
   private readonly cacheCounters: Record<string, { inc(): void }> = Object.fromEntries(
     ['row', 'page'].flatMap((cache) =>
@@ -193,6 +210,26 @@ export class PrometheusMetrics extends Metrics {
 
   override readCache(cache: ReadCacheKind, hit: boolean): void {
     this.cacheCounters[`${cache} ${hit}`].inc();
+  }
+
+  override webhookAttempt(ok: boolean, seconds: number): void {
+    this.webhookAttempts.labels(ok ? 'success' : 'failure').inc();
+    this.webhookAttemptDuration.observe(seconds);
+  }
+
+  override webhookDelivered(secondsSinceCommit: number): void {
+    this.webhookLatency.observe(secondsSinceCommit);
+  }
+
+  override watchWebhooks(backlog: () => Promise<number>): void {
+    new Gauge({
+      name: 'petstore_webhook_backlog',
+      help: 'Webhook deliveries pending (due now or waiting for a retry), across every instance.',
+      registers: [this.registry],
+      async collect() {
+        this.set(await backlog().catch(() => Number.NaN));
+      },
+    });
   }
 
   override queryError(): void {

@@ -3,6 +3,7 @@ import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import type {
   OperationObject,
   ParameterObject,
+  PathItemObject,
   SchemaObject,
   ReferenceObject,
   RequestBodyObject,
@@ -17,6 +18,7 @@ import {
   RATE_LIMIT_HEADER_DOCS,
   REPLAYED_HEADER_DOCS,
   REQUEST_ID_HEADER_DOCS,
+  WEBHOOK_HEADER_DOCS,
 } from '../common/openapi/headers';
 import { insufficientScopeChallenge, insufficientScopeMessage } from '../common/errors/bearer-challenge';
 import { errorCodes, errorSpec } from '../common/errors/error-codes';
@@ -56,7 +58,16 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
   });
   nameOperations(document);
   declareHttpLayer(document, config);
+  declareWebhookHeaders(document);
   return document;
+}
+
+/** Every callback is a webhook delivery: it carries the Standard Webhooks headers. */
+function declareWebhookHeaders(document: OpenAPIObject): void {
+  for (const operation of operationsOf(document))
+    for (const callback of Object.values(operation.callbacks ?? {}))
+      for (const item of Object.values(callback as Record<string, PathItemObject>))
+        if (item.post) item.post.parameters = WEBHOOK_HEADER_DOCS;
 }
 
 function operationsOf(document: OpenAPIObject): OperationObject[];

@@ -8,6 +8,7 @@ import { PetEntity } from './pet.entity';
 import { PET_LIFECYCLE, DEFAULT_PET_STATUS } from './pet-status';
 import { ListPetsQueryDto } from './dto/list-pets-query.dto';
 import { NewPetDto } from './dto/new-pet.dto';
+import { PetDto } from './dto/pet.dto';
 import { UpdatePetDto } from './dto/update-pet.dto';
 
 @Injectable()
@@ -15,7 +16,10 @@ export class PetsService {
   private readonly pets: ResourceStore<PetEntity>;
 
   constructor(@InjectRepository(PetEntity) repository: Repository<PetEntity>, stores: ResourceStores) {
-    this.pets = stores.of(repository, { mutable: true });
+    this.pets = stores.of(repository, {
+      mutable: true,
+      events: { type: 'pet', answered: (row) => PetDto.fromEntity(row) },
+    });
   }
 
   /** A page of animals, oldest first, from where the query's cursor points, optionally of one status. */

@@ -2,11 +2,20 @@ import createClient from 'openapi-fetch';
 import { PetStoreError } from './errors.js';
 import type { components, paths } from './generated/schema.js';
 import { RetryOptions, withRetries } from './retry.js';
+import type { Event } from './webhooks.js';
 
 export { PetStoreConnectionError, PetStoreError } from './errors.js';
 export type { ErrorCode, ErrorDetail } from './errors.js';
 export type { RetryOptions } from './retry.js';
 export type { components, paths } from './generated/schema.js';
+export { verifyWebhook, WebhookVerificationError } from './webhooks.js';
+export type {
+  Event,
+  EventData,
+  VerifyWebhookOptions,
+  WebhookHeaders,
+  WebhookVerificationReason,
+} from './webhooks.js';
 
 export type Pet = components['schemas']['Pet'];
 export type NewPet = components['schemas']['NewPet'];
@@ -17,6 +26,20 @@ export type NewApiKey = components['schemas']['NewApiKey'];
 export type ApiKeyPatch = components['schemas']['ApiKeyPatch'];
 export type AuditEvent = components['schemas']['AuditEvent'];
 export type AuditQuery = NonNullable<paths['/audit-events']['get']['parameters']['query']>;
+/** `type` (`pet.updated`, `pet.*`), `after` (an event id), `limit`, `cursor`. */
+export type EventQuery = NonNullable<paths['/events']['get']['parameters']['query']>;
+export type WebhookEndpoint = components['schemas']['WebhookEndpoint'];
+export type WebhookEndpointWithSecret = components['schemas']['WebhookEndpointWithSecret'];
+export type NewWebhookEndpoint = components['schemas']['NewWebhookEndpoint'];
+export type WebhookEndpointPatch = components['schemas']['WebhookEndpointPatch'];
+export type WebhookDelivery = components['schemas']['WebhookDelivery'];
+export type WebhookAttempt = components['schemas']['WebhookAttempt'];
+export type WebhookDeliveryQuery = NonNullable<
+  paths['/webhook-endpoints/{endpointId}/deliveries']['get']['parameters']['query']
+>;
+
+/** A resource as read, with the answer's `ETag`: pass `etag` as `ifMatch` to change that version. */
+export type WithEtag<T> = T & { etag: string };
 
 export interface PetStoreClientOptions {
   /** The server URL, version segment included: `https://api.petstore.example.com/v1`. */
@@ -75,10 +98,60 @@ export interface AuditEventsApi {
   list(query?: AuditQuery): Promise<{ items: AuditEvent[]; nextCursor?: string }>;
 }
 
+/** Needs a key with `events:read`. Oldest first; remember the last id you handled and list `after` it. */
+export interface EventsApi {
+  list(query?: EventQuery): Promise<{ items: Event[]; nextCursor?: string }>;
+  /** Every event (of this type, after this one), page after page, following the `Link` header to the end. */
+  listAll(query?: Omit<EventQuery, 'cursor'>): AsyncIterable<Event>;
+}
+
+export interface ConditionalOptions {
+  /** The `etag` of the version the change is based on (412 `precondition_failed` if it changed since), or `*`: any. */
+  ifMatch: string;
+}
+
+/** Needs a key with `webhooks:manage`; a secret is in the answer of `create` and `rotateSecret` only. */
+export interface WebhookEndpointsApi {
+  list(options?: Omit<ListOptions, 'status'>): Promise<{ items: WebhookEndpoint[]; nextCursor?: string }>;
+  /**
+   * Adds an endpoint exactly once, however many attempts it takes: like `pets.create`, with one
+   * `Idempotency-Key` for all of them; a repeat is answered the stored answer, secret included.
+   */
+  create(endpoint: NewWebhookEndpoint, options?: CreateOptions): Promise<WebhookEndpointWithSecret>;
+  /** The endpoint and its `etag`, for `update` and `delete`. */
+  get(id: number): Promise<WithEtag<WebhookEndpoint>>;
+  /**
+   * A JSON merge patch (`description: null` removes it); the API requires `ifMatch`. Retried: an
+   * attempt whose answer was lost but which was applied makes the next one 412 `precondition_failed`
+   * (unless `ifMatch` is `*`): get the endpoint to see.
+   */
+  update(
+    id: number,
+    patch: WebhookEndpointPatch,
+    options: ConditionalOptions,
+  ): Promise<WithEtag<WebhookEndpoint>>;
+  /** With `ifMatch`, only that version. Retried: after a lost answer, a retry may find it gone (404). */
+  delete(id: number, options?: Partial<ConditionalOptions>): Promise<void>;
+  /**
+   * A new signing secret; for `graceSeconds` (default a day, at most 7 days) deliveries carry a
+   * signature by the old one too. Not retried: a lost answer would lose the secret (rotate again).
+   */
+  rotateSecret(id: number, options?: { graceSeconds?: number }): Promise<WebhookEndpointWithSecret>;
+  /** A page of the endpoint's deliveries, newest first, each with its last attempts. */
+  deliveries(
+    id: number,
+    query?: WebhookDeliveryQuery,
+  ): Promise<{ items: WebhookDelivery[]; nextCursor?: string }>;
+  /** Tries a finished delivery again; a pending one is 409 `delivery_pending`. */
+  resend(id: number, deliveryId: number): Promise<WebhookDelivery>;
+}
+
 export interface PetStoreClient {
   pets: PetsApi;
   apiKeys: ApiKeysApi;
   auditEvents: AuditEventsApi;
+  events: EventsApi;
+  webhookEndpoints: WebhookEndpointsApi;
 }
 
 /** `cursor` of the `rel="next"` link of a `Link` header, if there is one. */
@@ -93,6 +166,33 @@ function nextCursor(link: string | null): string | undefined {
 function dataOf<T>(result: { data?: T; error?: unknown; response: Response }): T {
   if (result.response.ok && result.data !== undefined) return result.data;
   throw PetStoreError.from(result.response, result.error);
+}
+
+/** The data of a successful answer and its `ETag`. */
+function taggedOf<T>(result: { data?: T; error?: unknown; response: Response }): WithEtag<T> {
+  const data = dataOf(result);
+  const etag = result.response.headers.get('ETag');
+  if (etag === null)
+    throw PetStoreError.from(result.response, { code: 'internal_error', message: 'The answer has no ETag.' });
+  return { ...data, etag };
+}
+
+/** Nothing but success: a PetStoreError for an error answer. */
+function okOf(result: { error?: unknown; response: Response }): void {
+  if (!result.response.ok) throw PetStoreError.from(result.response, result.error);
+}
+
+/** Each page of `list` in turn, to the last. */
+async function* allOf<T, Q extends { cursor?: string }>(
+  list: (query: Q) => Promise<{ items: T[]; nextCursor?: string }>,
+  query: Omit<Q, 'cursor'>,
+): AsyncGenerator<T> {
+  let cursor: string | undefined;
+  do {
+    const page = await list({ ...query, cursor } as Q);
+    yield* page.items;
+    cursor = page.nextCursor;
+  } while (cursor !== undefined);
 }
 
 export function createPetStoreClient(options: PetStoreClientOptions): PetStoreClient {
@@ -117,8 +217,96 @@ export function createPetStoreClient(options: PetStoreClientOptions): PetStoreCl
 
   const once = { ...retry, attempts: 1 };
   const keyPath = (id: number) => ({ params: { path: { keyId: id } } });
+  const endpointPath = (id: number) => ({ path: { endpointId: id } });
+
+  /** An idempotent create: one key for every attempt, waiting out an attempt still in flight. */
+  const createOnce = <T>(idempotencyKey: string, post: (key: string, signal: AbortSignal) => Promise<T>) =>
+    withRetries(
+      retry,
+      (signal) => post(idempotencyKey, signal),
+      // The first attempt may still hold the key on the server: wait for it, as for a 503.
+      (error) => error.code === 'idempotency_conflict',
+    );
+
+  const listEvents = (query: EventQuery = {}) =>
+    withRetries(retry, async (signal) => pageOf(await client.GET('/events', { params: { query }, signal })));
 
   return {
+    events: {
+      list: listEvents,
+      listAll: (query = {}) => allOf(listEvents, query),
+    },
+    webhookEndpoints: {
+      list: ({ limit, cursor } = {}) =>
+        withRetries(retry, async (signal) =>
+          pageOf(await client.GET('/webhook-endpoints', { params: { query: { limit, cursor } }, signal })),
+        ),
+      create: (endpoint, { idempotencyKey = globalThis.crypto.randomUUID() } = {}) =>
+        createOnce(idempotencyKey, async (key, signal) =>
+          dataOf(
+            await client.POST('/webhook-endpoints', {
+              body: endpoint,
+              params: { header: { 'Idempotency-Key': key } },
+              signal,
+            }),
+          ),
+        ),
+      get: (id) =>
+        withRetries(retry, async (signal) =>
+          taggedOf(await client.GET('/webhook-endpoints/{endpointId}', { params: endpointPath(id), signal })),
+        ),
+      update: (id, patch, { ifMatch }) =>
+        withRetries(retry, async (signal) =>
+          taggedOf(
+            await client.PATCH('/webhook-endpoints/{endpointId}', {
+              params: { ...endpointPath(id), header: { 'If-Match': ifMatch } },
+              body: patch,
+              headers: { 'Content-Type': 'application/merge-patch+json' },
+              signal,
+            }),
+          ),
+        ),
+      delete: (id, { ifMatch } = {}) =>
+        withRetries(retry, async (signal) =>
+          okOf(
+            await client.DELETE('/webhook-endpoints/{endpointId}', {
+              params: {
+                ...endpointPath(id),
+                ...(ifMatch === undefined ? {} : { header: { 'If-Match': ifMatch } }),
+              },
+              signal,
+            }),
+          ),
+        ),
+      rotateSecret: (id, body = {}) =>
+        withRetries(once, async (signal) =>
+          dataOf(
+            await client.POST('/webhook-endpoints/{endpointId}/rotate-secret', {
+              params: endpointPath(id),
+              body,
+              signal,
+            }),
+          ),
+        ),
+      deliveries: (id, query = {}) =>
+        withRetries(retry, async (signal) =>
+          pageOf(
+            await client.GET('/webhook-endpoints/{endpointId}/deliveries', {
+              params: { ...endpointPath(id), query },
+              signal,
+            }),
+          ),
+        ),
+      resend: (id, deliveryId) =>
+        withRetries(retry, async (signal) =>
+          dataOf(
+            await client.POST('/webhook-endpoints/{endpointId}/deliveries/{deliveryId}/resend', {
+              params: { path: { endpointId: id, deliveryId } },
+              signal,
+            }),
+          ),
+        ),
+    },
     auditEvents: {
       list: (query = {}) =>
         withRetries(retry, async (signal) =>
@@ -152,36 +340,19 @@ export function createPetStoreClient(options: PetStoreClientOptions): PetStoreCl
           dataOf(await client.POST('/api-keys/{keyId}/rotate', { ...keyPath(id), body, signal })),
         ),
       revoke: (id) =>
-        withRetries(retry, async (signal) => {
-          const result = await client.DELETE('/api-keys/{keyId}', { ...keyPath(id), signal });
-          if (!result.response.ok) throw PetStoreError.from(result.response, result.error);
-        }),
+        withRetries(retry, async (signal) =>
+          okOf(await client.DELETE('/api-keys/{keyId}', { ...keyPath(id), signal })),
+        ),
     },
     pets: {
       list,
-      async *listAll({ status, limit } = {}) {
-        let cursor: string | undefined;
-        do {
-          const page = await list({ status, limit, cursor });
-          yield* page.items;
-          cursor = page.nextCursor;
-        } while (cursor !== undefined);
-      },
-      create(pet, { idempotencyKey = globalThis.crypto.randomUUID() } = {}) {
-        return withRetries(
-          retry,
-          async (signal) =>
-            dataOf(
-              await client.POST('/pets', {
-                body: pet,
-                params: { header: { 'Idempotency-Key': idempotencyKey } },
-                signal,
-              }),
-            ),
-          // The first attempt may still hold the key on the server: wait for it, as for a 503.
-          (error) => error.code === 'idempotency_conflict',
-        );
-      },
+      listAll: ({ status, limit } = {}) => allOf(list, { status, limit }),
+      create: (pet, { idempotencyKey = globalThis.crypto.randomUUID() } = {}) =>
+        createOnce(idempotencyKey, async (key, signal) =>
+          dataOf(
+            await client.POST('/pets', { body: pet, params: { header: { 'Idempotency-Key': key } }, signal }),
+          ),
+        ),
       get: (id) =>
         withRetries(retry, async (signal) =>
           dataOf(await client.GET('/pets/{petId}', { params: { path: { petId: id } }, signal })),

@@ -147,3 +147,28 @@ export function deprecation(since: Date, sunset: Date, docs: string) {
   };
   return { headers, docs: docsOf, sunsetDay: day(sunset) };
 }
+
+/** The headers of each webhook delivery (Standard Webhooks), for the document's callbacks. */
+export const WEBHOOK_HEADER_DOCS = [
+  {
+    name: 'webhook-id',
+    description: 'The event id: the same on every retry of it, to deduplicate on.',
+    schema: { type: 'string', pattern: '^evt_[0-9]{16}$', maxLength: 20 },
+  },
+  {
+    name: 'webhook-timestamp',
+    description: 'When this attempt was signed, in seconds since 1970: refuse one more than 5 minutes away.',
+    schema: { type: 'string', pattern: '^[0-9]{1,12}$', maxLength: 12 },
+  },
+  {
+    name: 'webhook-signature',
+    description:
+      '`v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>` under the ' +
+      "endpoint's secret; during a rotation also under the previous one, space separated.",
+    schema: {
+      type: 'string',
+      pattern: '^v1,[A-Za-z0-9+/]+={0,2}( v1,[A-Za-z0-9+/]+={0,2})?$',
+      maxLength: 120,
+    },
+  },
+].map((header) => ({ ...header, in: 'header' as const, required: true }));

@@ -27,6 +27,7 @@ import { __ITEMS___ERRORS } from './__items-kebab__.errors';
 // @end
 import { List__Items__QueryDto } from './dto/list-__items-kebab__-query.dto';
 import { New__Item__Dto } from './dto/new-__item-kebab__.dto';
+import { __Item__Dto } from './dto/__item-kebab__.dto';
 // @if update
 import { Update__Item__Dto } from './dto/update-__item-kebab__.dto';
 // @end
@@ -47,10 +48,10 @@ export class __Items__Service {
     // @end
   ) {
     // @if mutable
-    this.__items__ = stores.of(repository, { mutable: true });
+    this.__items__ = stores.of(repository, { mutable: true, events: { type: '__item-kebab__', answered: (row) => __Item__Dto.fromEntity(row) } });
     // @end
     // @if !mutable
-    this.__items__ = stores.of(repository);
+    this.__items__ = stores.of(repository, { events: { type: '__item-kebab__', answered: (row) => __Item__Dto.fromEntity(row) } });
     // @end
     // @if references
     this.references = [

@@ -1,0 +1,111 @@
+import { lookup as dnsLookup, LookupAddress } from 'node:dns';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
+
+/** `WEBHOOK_ALLOW_HTTP`, `WEBHOOK_ALLOW_PRIVATE_NETWORKS`. */
+export interface AddressPolicy {
+  allowHttp: boolean;
+  allowPrivateNetworks: boolean;
+}
+
+const RANGES: Record<string, string> = {
+  carrierGradeNat: 'carrier-grade NAT',
+  linkLocal: 'link-local (cloud metadata among them)',
+  uniqueLocal: 'unique local',
+  rfc6052: 'NAT64',
+  '6to4': '6to4',
+};
+
+/**
+ * Why `ip` must never be contacted by a webhook, or undefined for a public unicast address. Only
+ * what ipaddr.js calls `unicast` (globally routable) passes: loopback, private, link-local and so
+ * metadata (169.254.169.254, fd00:ec2::254), carrier-grade NAT, reserved, multicast, and IPv6
+ * forms that carry an IPv4 address inside (mapped, NAT64, 6to4, Teredo) are refused.
+ */
+export function forbiddenAddress(ip: string): string | undefined {
+  if (!ipaddr.isValid(ip)) return 'not an IP address';
+  let address = ipaddr.parse(ip);
+  if (address instanceof ipaddr.IPv6 && address.isIPv4MappedAddress()) address = address.toIPv4Address();
+  const range = address.range();
+  return range === 'unicast' ? undefined : (RANGES[range] ?? range);
+}
+
+type Lookup = (hostname: string, options: { all: true; verbatim?: boolean }) => Promise<LookupAddress[]>;
+const lookupAll: Lookup = (hostname, options) =>
+  new Promise((resolve, reject) =>
+    dnsLookup(hostname, options, (error, addresses) => (error ? reject(error) : resolve(addresses))),
+  );
+
+/** The host of a URL, without the brackets of an IPv6 literal. */
+const hostOf = (url: URL) => url.hostname.replace(/^\[(.*)\]$/, '$1');
+
+/**
+ * What is wrong with `url` as a webhook endpoint, or undefined. It resolves the name (every
+ * address must be public) but never connects: registering an endpoint sends it nothing.
+ */
+export async function checkEndpointUrl(
+  url: string,
+  policy: AddressPolicy,
+  lookup: Lookup = lookupAll,
+): Promise<string | undefined> {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return 'url must be an absolute https URL';
+  }
+  if (parsed.protocol === 'http:' && !policy.allowHttp)
+    return 'url must be https (http only where WEBHOOK_ALLOW_HTTP is set)';
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') return 'url must be an https URL';
+  if (parsed.username || parsed.password) return 'url must not hold a user name or password';
+  if (url.includes('#')) return 'url must not have a fragment';
+  if (policy.allowPrivateNetworks) return undefined;
+  const host = hostOf(parsed);
+  let addresses: string[];
+  try {
+    addresses = isIP(host)
+      ? [host]
+      : (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+  } catch {
+    return `url's host ${host} does not resolve`;
+  }
+  for (const address of addresses) {
+    const reason = forbiddenAddress(address);
+    if (reason) return `url must reach a public address: ${host} is ${reason}`;
+  }
+  return addresses.length === 0 ? `url's host ${host} does not resolve` : undefined;
+}
+
+type LookupCallback = (
+  error: NodeJS.ErrnoException | null,
+  address: string | LookupAddress[],
+  family?: number,
+) => void;
+
+/**
+ * `lookup` for `http.request`: the addresses a delivery connects to are checked when it
+ * connects, since DNS may answer otherwise than at registration. (Node calls no lookup for an IP
+ * literal: `refusedHost` checks those.)
+ */
+export function guardedLookup(policy: AddressPolicy) {
+  return (hostname: string, options: { all?: boolean }, callback: LookupCallback): void => {
+    dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
+      if (error) return callback(error, []);
+      const refused = policy.allowPrivateNetworks
+        ? undefined
+        : addresses.map(({ address }) => forbiddenAddress(address)).find((reason) => reason !== undefined);
+      if (refused !== undefined || addresses.length === 0) {
+        const denied = new Error(`${hostname} resolves to a ${refused ?? 'missing'} address`);
+        return callback(Object.assign(denied, { code: 'EADDRNOTALLOWED' }), []);
+      }
+      if (options.all) return callback(null, addresses);
+      callback(null, addresses[0].address, addresses[0].family);
+    });
+  };
+}
+
+/** Why a URL whose host is an IP literal must not be contacted; undefined for a name or a public address. */
+export function refusedHost(url: URL, policy: AddressPolicy): string | undefined {
+  const host = hostOf(url);
+  return policy.allowPrivateNetworks || !isIP(host) ? undefined : forbiddenAddress(host);
+}

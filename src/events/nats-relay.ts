@@ -1,0 +1,58 @@
+import {
+  BeforeApplicationShutdown,
+  Inject,
+  Injectable,
+  Logger,
+  OnApplicationBootstrap,
+} from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { EventSink } from './event-sink';
+import { EventEntity } from './event.entity';
+import { EventsService, published } from './events.service';
+import { NatsSink } from './nats-sink';
+import { consumeOutbox, OUTBOX_BATCH, Ticker } from './outbox-consumer';
+
+export const NATS_URL = Symbol('NATS_URL');
+
+/**
+ * The outbox, also to NATS JetStream: published, then the position moves. A crash in between
+ * publishes the batch again, and the stream drops each event it already has (`Nats-Msg-Id`).
+ */
+@Injectable()
+export class NatsRelay implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger('Events');
+  private sink?: EventSink;
+  private readonly ticker = new Ticker(() => this.tick());
+  private failing = false;
+
+  constructor(
+    @InjectDataSource() private readonly connection: DataSource,
+    @Inject(NATS_URL) private readonly url: string | null,
+    events: EventsService,
+  ) {
+    if (url !== null) events.onCommitted(() => this.ticker.wake());
+  }
+
+  onApplicationBootstrap(): void {
+    if (this.url !== null) this.ticker.start();
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.ticker.stop();
+    await this.sink?.close();
+  }
+
+  /** Connects first (again each tick while NATS is away: the service starts without it). */
+  private async tick(): Promise<void> {
+    try {
+      const sink = (this.sink ??= await NatsSink.connect(this.url!));
+      const before = (events: EventEntity[]) => sink.publish(events.map(published));
+      while ((await consumeOutbox(this.connection, 'nats', { before })) === OUTBOX_BATCH);
+      this.failing = false;
+    } catch (error) {
+      if (!this.failing) this.logger.warn(`publishing events to NATS waits: ${(error as Error).message}`);
+      this.failing = true;
+    }
+  }
+}

@@ -1,0 +1,92 @@
+import { connect, headers, JetStreamClient, NatsConnection, RetentionPolicy, StringCodec } from 'nats';
+import { EventSink, PublishedEvent } from './event-sink';
+
+export interface NatsSinkOptions {
+  stream?: string;
+  subjectPrefix?: string;
+  timeoutMs?: number;
+}
+
+const codec = StringCodec();
+/** The relay publishes a batch again after a crash: the stream drops ids it saw in this window. */
+const DUPLICATE_WINDOW_NS = 10 * 60 * 1e9;
+
+/** NATS JetStream: subject `<prefix>.<type>`, `Nats-Msg-Id` the event id, every PubAck awaited. */
+export class NatsSink implements EventSink {
+  readonly name = 'nats';
+
+  private constructor(
+    private readonly connection: NatsConnection,
+    private readonly jetstream: JetStreamClient,
+    private readonly subjectPrefix: string,
+    private readonly timeoutMs: number,
+  ) {}
+
+  /**
+   * Connects (rejecting when no server answers; once connected, reconnecting forever) and makes
+   * the stream if it is missing; an existing stream's settings are its operator's.
+   */
+  static async connect(
+    servers: string,
+    { stream = 'PETSTORE_EVENTS', subjectPrefix = 'petstore.events', timeoutMs = 5000 }: NatsSinkOptions = {},
+  ): Promise<NatsSink> {
+    const connection = await connect({
+      servers: servers.split(',').map((server) => server.trim()),
+      name: 'petstore',
+      maxReconnectAttempts: -1,
+      timeout: timeoutMs,
+    });
+    const manager = await connection
+      .jetstreamManager({ timeout: timeoutMs })
+      .catch(async (error: unknown) => {
+        await connection.close();
+        throw error;
+      });
+    const exists = await manager.streams.info(stream).then(
+      () => true,
+      () => false,
+    );
+    if (!exists)
+      await manager.streams
+        .add({
+          name: stream,
+          subjects: [`${subjectPrefix}.>`],
+          retention: RetentionPolicy.Limits,
+          duplicate_window: DUPLICATE_WINDOW_NS,
+        })
+        .catch(async (error: unknown) => {
+          // Another instance made it meanwhile.
+          if (
+            !(await manager.streams.info(stream).then(
+              () => true,
+              () => false,
+            ))
+          )
+            throw error;
+        });
+    return new NatsSink(connection, connection.jetstream({ timeout: timeoutMs }), subjectPrefix, timeoutMs);
+  }
+
+  async publish(events: readonly PublishedEvent[]): Promise<void> {
+    if (this.connection.isClosed()) throw new Error('the NATS connection is closed');
+    await Promise.all(
+      events.map((event) => {
+        const header = headers();
+        header.set('Content-Type', 'application/json');
+        return this.jetstream.publish(
+          `${this.subjectPrefix}.${event.type}`,
+          codec.encode(JSON.stringify(event)),
+          {
+            msgID: event.id,
+            headers: header,
+            timeout: this.timeoutMs,
+          },
+        );
+      }),
+    );
+  }
+
+  async close(): Promise<void> {
+    await this.connection.drain().catch(() => this.connection.close());
+  }
+}

@@ -1,0 +1,33 @@
+import { createHmac, randomBytes } from 'node:crypto';
+
+const PREFIX = 'whsec_';
+
+/** `whsec_` and base64 of 32 random bytes: the form Standard Webhooks libraries take. */
+export function newSigningSecret(): string {
+  return `${PREFIX}${randomBytes(32).toString('base64')}`;
+}
+
+/**
+ * Standard Webhooks' headers of one delivery: `webhook-signature` holds `v1,` and the base64
+ * HMAC-SHA256 of `id.timestamp.body` under each secret (the current first; during a rotation the
+ * previous too), space separated, so that a receiver holding either verifies it.
+ */
+export function signatureHeaders(
+  secrets: readonly string[],
+  id: string,
+  timestampSeconds: number,
+  body: string,
+): Record<'webhook-id' | 'webhook-timestamp' | 'webhook-signature', string> {
+  const signed = `${id}.${timestampSeconds}.${body}`;
+  const signatures = secrets.map(
+    (secret) =>
+      `v1,${createHmac('sha256', Buffer.from(secret.slice(PREFIX.length), 'base64'))
+        .update(signed)
+        .digest('base64')}`,
+  );
+  return {
+    'webhook-id': id,
+    'webhook-timestamp': String(timestampSeconds),
+    'webhook-signature': signatures.join(' '),
+  };
+}

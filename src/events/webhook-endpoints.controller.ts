@@ -1,0 +1,220 @@
+import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { ApiAcceptedResponse, ApiCallbacks, ApiOkResponse } from '@nestjs/swagger';
+import type { Request, Response } from 'express';
+import { ifMatch, setEtag } from '../common/conditional-requests';
+import { ApiErrors } from '../common/openapi/api-errors.decorator';
+import { etagHeaderDocs } from '../common/openapi/headers';
+import { ApiResource } from '../common/openapi/api-resource.decorator';
+import {
+  CreateOperation,
+  DeleteOperation,
+  GetOperation,
+  IdParam,
+  ListOperation,
+  Resource,
+  UpdateOperation,
+} from '../common/openapi/operations';
+import { ApiPageResponse, setNextLink } from '../common/pagination/next-link';
+import { RequiredScope } from '../common/scopes';
+import { ApiIdParam, IdPipe } from '../common/validation/id.pipe';
+import { IdempotentRequests } from '../idempotency/idempotent-requests';
+import { EventDto } from './dto/event.dto';
+import {
+  ListWebhookDeliveriesQueryDto,
+  ListWebhookEndpointsQueryDto,
+  NewWebhookEndpointDto,
+  RotateWebhookSecretDto,
+  WebhookDeliveryDto,
+  WebhookEndpointDto,
+  WebhookEndpointPatchDto,
+  WebhookEndpointWithSecretDto,
+} from './dto/webhook-endpoint.dto';
+import { EVENTS_ERRORS } from './events.errors';
+import { WebhookEndpointEntity } from './webhook-endpoint.entity';
+import { DEFAULT_SECRET_GRACE_MS, WebhookEndpointsService } from './webhook-endpoints.service';
+
+const ENDPOINTS: Resource = {
+  collection: 'webhook-endpoints',
+  param: 'endpointId',
+  noun: 'webhook endpoint',
+  nouns: 'webhook endpoints',
+};
+const DELIVERY = ':endpointId/deliveries';
+
+@ApiResource(
+  ENDPOINTS.collection,
+  'Where events are delivered: a signed POST (Standard Webhooks: `webhook-id`, `webhook-timestamp`, ' +
+    '`webhook-signature`) of each event whose type an endpoint takes, retried with backoff for about a ' +
+    'day until a 2xx answers; a 410 turns the endpoint off. Addresses must be public and `https`. ' +
+    'The signing secret is shown once, when the endpoint is made or its secret rotated.',
+)
+@RequiredScope('webhooks:manage')
+@Controller(ENDPOINTS.collection)
+export class WebhookEndpointsController {
+  constructor(
+    private readonly endpoints: WebhookEndpointsService,
+    private readonly idempotent: IdempotentRequests,
+  ) {}
+
+  /**
+   * List webhook endpoints
+   *
+   * @remarks In ascending id order; never a secret.
+   */
+  @ListOperation(WebhookEndpointDto, ENDPOINTS)
+  async listWebhookEndpoints(
+    @Query() query: ListWebhookEndpointsQueryDto,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<WebhookEndpointDto[]> {
+    const page = await this.endpoints.list(query);
+    setNextLink(res, ENDPOINTS.collection, { limit: query.limit }, page.nextCursor);
+    return page.items.map((endpoint) => WebhookEndpointDto.fromEntity(endpoint));
+  }
+
+  /**
+   * Add a webhook endpoint
+   *
+   * @remarks Its address is checked (a public address, `https` unless the service allows `http`),
+   * never contacted. The answer holds its signing secret, once.
+   */
+  @CreateOperation(WebhookEndpointWithSecretDto, ENDPOINTS, { versioned: true })
+  @ApiCallbacks({
+    name: 'event',
+    callbackUrl: '{$request.body#/url}',
+    method: 'post',
+    requestBody: { type: EventDto },
+    expectedResponse: {
+      status: 200,
+      description: 'Any 2xx: delivered. Anything else is retried; 410 turns the endpoint off.',
+    },
+  })
+  createWebhookEndpoint(
+    @Body() body: NewWebhookEndpointDto,
+    @Req() req: Request,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<WebhookEndpointWithSecretDto> {
+    return this.idempotent.create(
+      req,
+      res,
+      ENDPOINTS.collection,
+      (inTransaction) => this.endpoints.create(body, inTransaction),
+      (endpoint: WebhookEndpointEntity) => WebhookEndpointWithSecretDto.withSecret(setEtag(res, endpoint)),
+    );
+  }
+
+  /**
+   * Get a webhook endpoint
+   *
+   * @remarks The endpoint with this id, never its secret.
+   */
+  @GetOperation(WebhookEndpointDto, ENDPOINTS, { versioned: true })
+  async getWebhookEndpoint(
+    @IdParam(ENDPOINTS) id: number,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<WebhookEndpointDto> {
+    return WebhookEndpointDto.fromEntity(setEtag(res, await this.endpoints.get(id)));
+  }
+
+  /**
+   * Change a webhook endpoint
+   *
+   * @remarks A JSON merge patch (RFC 7396) of its address, description, event types or `enabled`;
+   * `If-Match` must name its current `ETag`.
+   */
+  @UpdateOperation(WebhookEndpointDto, WebhookEndpointPatchDto, ENDPOINTS)
+  async updateWebhookEndpoint(
+    @IdParam(ENDPOINTS) id: number,
+    @Body() patch: WebhookEndpointPatchDto,
+    @Headers('if-match') condition: string | undefined,
+    @Req() req: Request,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<WebhookEndpointDto> {
+    const updated = await this.endpoints.update(id, patch, ifMatch(condition, true), { request: req });
+    return WebhookEndpointDto.fromEntity(setEtag(res, updated));
+  }
+
+  /**
+   * Remove a webhook endpoint
+   *
+   * @remarks Nothing more is delivered to it; its deliveries go with it.
+   */
+  @DeleteOperation(ENDPOINTS)
+  async deleteWebhookEndpoint(
+    @IdParam(ENDPOINTS) id: number,
+    @Headers('if-match') condition: string | undefined,
+    @Req() req: Request,
+  ): Promise<void> {
+    await this.endpoints.delete(id, ifMatch(condition, false), { request: req });
+  }
+
+  /**
+   * Rotate a webhook endpoint's secret
+   *
+   * @remarks A new signing secret, in the answer once. For `graceSeconds` (default a day, at most 7
+   * days) deliveries carry a signature by each secret, so that the receiver can move to the new one.
+   */
+  @Post(':endpointId/rotate-secret')
+  @HttpCode(200)
+  @ApiIdParam(ENDPOINTS.param, ENDPOINTS.noun)
+  @ApiOkResponse({
+    type: WebhookEndpointWithSecretDto,
+    description: 'The endpoint with its new secret, shown once.',
+    headers: etagHeaderDocs(),
+  })
+  @ApiErrors([400, 401, 404, 413, 415, 429, 500, 503])
+  async rotateWebhookSecret(
+    @IdParam(ENDPOINTS) id: number,
+    @Body() body: RotateWebhookSecretDto,
+    @Req() req: Request,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<WebhookEndpointWithSecretDto> {
+    const graceMs = body.graceSeconds === undefined ? DEFAULT_SECRET_GRACE_MS : body.graceSeconds * 1000;
+    const rotated = await this.endpoints.rotate(id, graceMs, { request: req });
+    return WebhookEndpointWithSecretDto.withSecret(setEtag(res, rotated));
+  }
+
+  /**
+   * List an endpoint's deliveries
+   *
+   * @remarks Newest first, each with its last attempts (status, error, the start of the answer).
+   */
+  @Get(DELIVERY)
+  @ApiIdParam(ENDPOINTS.param, ENDPOINTS.noun)
+  @ApiPageResponse(WebhookDeliveryDto, {
+    collection: `${ENDPOINTS.collection}/{endpointId}/deliveries`,
+    noun: 'deliveries',
+    description: 'Success: the page of deliveries.',
+    filters: ['status'],
+  })
+  @ApiErrors([400, 401, 404, 429, 500, 503])
+  async listWebhookDeliveries(
+    @IdParam(ENDPOINTS) id: number,
+    @Query() query: ListWebhookDeliveriesQueryDto,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<WebhookDeliveryDto[]> {
+    const page = await this.endpoints.deliveriesOf(id, query);
+    const { limit, status } = query;
+    setNextLink(res, `${ENDPOINTS.collection}/${id}/deliveries`, { limit, status }, page.nextCursor);
+    return page.items.map((delivery) => WebhookDeliveryDto.fromEntity(delivery));
+  }
+
+  /**
+   * Re-send a delivery
+   *
+   * @remarks A delivery that failed (or succeeded) is attempted again, soon, then on the retry
+   * schedule; a pending one is 409.
+   */
+  @Post(`${DELIVERY}/:deliveryId/resend`)
+  @HttpCode(202)
+  @ApiIdParam(ENDPOINTS.param, ENDPOINTS.noun)
+  @ApiIdParam('deliveryId', 'delivery')
+  @ApiAcceptedResponse({ type: WebhookDeliveryDto, description: 'The delivery, pending again.' })
+  @ApiErrors([400, 401, 404, EVENTS_ERRORS.delivery_pending, 429, 500, 503])
+  async resendWebhookDelivery(
+    @IdParam(ENDPOINTS) id: number,
+    @Param('deliveryId', new IdPipe('deliveryId', 'delivery')) deliveryId: number,
+    @Req() req: Request,
+  ): Promise<WebhookDeliveryDto> {
+    return WebhookDeliveryDto.fromEntity(await this.endpoints.resend(id, deliveryId, req));
+  }
+}
