@@ -38,7 +38,6 @@ export interface KeyChange {
 }
 
 export type Refusal = 'unknown' | 'revoked' | 'expired';
-export type KeyVerdict = 'valid' | Refusal;
 
 /** Every scope, or those listed. */
 export type Scopes = typeof EVERY_SCOPE | ReadonlySet<string>;
@@ -277,10 +276,6 @@ export class ApiKeysService {
     return key;
   }
 
-  async verify(presented: string, now = Date.now()): Promise<boolean> {
-    return typeof (await this.verifyDigest(hashApiKey(presented), now)) === 'object';
-  }
-
   /** The key a digest belongs to, or why it is refused. */
   async verifyDigest(digest: string, now = Date.now()): Promise<VerifiedKey | Refusal> {
     const cached = this.verified.get(digest);
@@ -292,20 +287,12 @@ export class ApiKeysService {
     if (refused && refused.until > now) return refused.verdict;
     const key = await repeatable(this.keys.manager.connection, () =>
       this.keys.findOne({
-        select: {
-          id: true,
-          name: true,
-          scopes: true,
-          keyHash: true,
-          expiresAt: true,
-          previousExpiresAt: true,
-          revokedAt: true,
-        },
+        select: ['id', 'name', 'scopes', 'keyHash', 'expiresAt', 'previousExpiresAt', 'revokedAt'],
         where: [{ keyHash: digest }, { previousKeyHash: digest }],
       }),
     );
     const expiresAt = key?.keyHash === digest ? key.expiresAt : (key?.previousExpiresAt ?? null);
-    const verdict: KeyVerdict = !key
+    const verdict: Refusal | 'valid' = !key
       ? 'unknown'
       : key.revokedAt !== null
         ? 'revoked'
