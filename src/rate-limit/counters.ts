@@ -143,10 +143,6 @@ export class ResilientCounters implements Counters, OnModuleDestroy {
     private readonly now: () => number = Date.now,
   ) {}
 
-  get degraded(): boolean {
-    return this.downSince !== undefined;
-  }
-
   markDown(reason: string): void {
     this.fail(new Error(reason));
   }
