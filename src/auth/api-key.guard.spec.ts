@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import type { Request } from 'express';
 import { ApiException } from '../common/errors/api-exception';
 import { REALM } from '../common/errors/bearer-challenge';
+import { hitsOf } from '../../test/support/counters';
 import { AbuseLimiter } from '../rate-limit/abuse-limiter';
 import { MemoryCounters, ResilientCounters, SHARED_STORE_RETRY_MS } from '../rate-limit/counters';
 import { ApiKeyGuard } from './api-key.guard';
@@ -369,8 +370,8 @@ describe('ApiKeyGuard', () => {
         return verified();
       });
       await expect(guard.canActivate(contextFor(`Bearer ${STORED_KEY}`))).resolves.toBe(true);
-      const spent = (store: MemoryCounters) => store.peek('petstore:abuse:192.0.2.1', 60_000);
-      return { shared: (await spent(shared)).count, local: (await spent(local)).count };
+      const spent = (store: MemoryCounters) => hitsOf(store, 'petstore:abuse:192.0.2.1');
+      return { shared: await spent(shared), local: await spent(local) };
     };
 
     it('gives the unit back to the shared store that took it, though it was found down meanwhile', async () => {
@@ -384,7 +385,7 @@ describe('ApiKeyGuard', () => {
       counters.markDown('Connection is closed.');
       const recovered = async () => {
         now += SHARED_STORE_RETRY_MS;
-        await counters.peek('petstore:abuse:192.0.2.2', 60_000);
+        await counters.increment('petstore:abuse:192.0.2.2', 60_000, 3, 0, 'abuse');
       };
       await expect(validKey(recovered)).resolves.toEqual({ shared: 0, local: 0 });
     });
