@@ -32,7 +32,8 @@ interface Output {
   err: (line: string) => void;
 }
 
-const when = (ms: number | null) => (ms === null ? '-' : new Date(ms).toISOString());
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+const when = (ms: number | null) => iso(ms) ?? '-';
 
 function table(keys: ApiKeyEntity[]): string[] {
   const rows = [
@@ -115,7 +116,6 @@ async function run(
       const { values, positionals } = parse(args, { json: { type: 'boolean' } });
       if (positionals.length > 0) throw new UsageError('list takes no arguments');
       const all = await keys.list();
-      const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
       if (values.json) {
         const visible = all.map(
           ({ id, name, prefix, scopes, createdAt, expiresAt, lastUsedAt, revokedAt }) => ({
