@@ -487,7 +487,7 @@ describe('ApiKeysService (in-memory SQLite)', () => {
     });
 
     it('gives new keys at most the maximum lifetime, and that when none is asked for', async () => {
-      const capped = new ApiKeysService(repository, { maxLifetimeMs: 86_400_000 });
+      const capped = new ApiKeysService(repository, { maxLifetimeDays: 1 });
 
       await expect(capped.create('default', {}, { now: T0 })).resolves.toMatchObject({
         record: { expiresAt: T0 + 86_400_000 },

@@ -4,6 +4,7 @@ import { boundedLru } from '../common/bounded-lru';
 import { randomBytes } from 'node:crypto';
 import { IsNull, MoreThan, Repository } from 'typeorm';
 import { AUDIT_LOG, AuditLog } from '../common/audit-context';
+import type { AuthConfig } from '../config/app-config';
 import { EVERY_SCOPE, SCOPE_FORMAT } from '../common/scopes';
 import { runTransaction } from '../database/resource-store';
 import { repeatable } from '../database/outage-wait';
@@ -52,10 +53,6 @@ export interface VerifiedKey {
   readonly until: number;
 }
 
-export interface KeyPolicy {
-  /** The longest a new key may live; null: no limit. */
-  maxLifetimeMs: number | null;
-}
 export const KEY_POLICY = Symbol('KEY_POLICY');
 
 export interface NewKey {
@@ -99,7 +96,7 @@ export class ApiKeysService {
 
   constructor(
     @InjectRepository(ApiKeyEntity) private readonly keys: Repository<ApiKeyEntity>,
-    @Optional() @Inject(KEY_POLICY) private readonly policy: KeyPolicy = { maxLifetimeMs: null },
+    @Optional() @Inject(KEY_POLICY) private readonly policy?: Pick<AuthConfig, 'maxLifetimeDays'>,
     @Optional() @Inject(AUDIT_LOG) private readonly audit?: AuditLog,
   ) {}
 
@@ -170,14 +167,14 @@ export class ApiKeysService {
   }
 
   private expiry(expiresAt: number | null, now: number): number | null {
-    const max = this.policy.maxLifetimeMs;
+    const days = this.policy?.maxLifetimeDays ?? null;
     if (expiresAt !== null && expiresAt <= now)
       throw new ApiKeyError('the expiry must be in the future', 'invalid', 'expiresAt');
-    if (max === null) return expiresAt;
-    if (expiresAt === null) return now + max;
-    if (expiresAt - now > max)
+    if (days === null) return expiresAt;
+    if (expiresAt === null) return now + days * 86_400_000;
+    if (expiresAt - now > days * 86_400_000)
       throw new ApiKeyError(
-        `a key may live at most ${max / 86_400_000} days (API_KEY_MAX_LIFETIME_DAYS)`,
+        `a key may live at most ${days} days (API_KEY_MAX_LIFETIME_DAYS)`,
         'invalid',
         'expiresAt',
       );

@@ -3,7 +3,6 @@ import { existsSync } from 'node:fs';
 import { parseArgs, ParseArgsConfig } from 'node:util';
 import { DataSource } from 'typeorm';
 import { ApiKeyEntity } from '../auth/api-key.entity';
-import { keyPolicy } from '../auth/auth.module';
 import { ApiKeyError, ApiKeysService, CreatedApiKey, DEFAULT_GRACE_MS } from '../auth/api-keys.service';
 import { AppConfig, describeDatabase } from '../config/app-config';
 import { configFromEnvironment } from '../config/environment';
@@ -176,7 +175,7 @@ export async function apiKeyCli(
   let dataSource: DataSource | undefined;
   try {
     dataSource = await openDatabase(database, dataSourceOptions(database, SCHEMAS));
-    const keys = new ApiKeysService(dataSource.getRepository(ApiKeyEntity), keyPolicy(auth));
+    const keys = new ApiKeysService(dataSource.getRepository(ApiKeyEntity), auth);
     await run(command, args, keys, io);
     return EXIT_OK;
   } catch (error) {
