@@ -33,7 +33,7 @@ export class ApiKeyError extends Error {
 
 export interface KeyChange {
   name?: string;
-  scopes?: readonly string[];
+  scopes?: readonly string[] | typeof EVERY_SCOPE;
   /** null: no expiry (or the longest one, where a maximum is set). */
   expiresAt?: number | null;
 }
@@ -54,11 +54,6 @@ export interface VerifiedKey {
 }
 
 export const KEY_POLICY = Symbol('KEY_POLICY');
-
-export interface NewKey {
-  scopes?: readonly string[] | typeof EVERY_SCOPE;
-  expiresAt?: number | null;
-}
 
 /** When a change happens and, made through the API, its request (for the audit log). */
 export interface KeyWrite {
@@ -117,7 +112,7 @@ export class ApiKeysService {
 
   async create(
     name: string,
-    options: NewKey = {},
+    options: Omit<KeyChange, 'name'> = {},
     { now = Date.now(), request }: KeyWrite = {},
   ): Promise<CreatedApiKey> {
     const key = generateApiKey();
