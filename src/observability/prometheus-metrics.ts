@@ -105,8 +105,7 @@ export class PrometheusMetrics extends Metrics {
       (all, values) => all.flatMap((prefix) => values.map((value) => [...prefix, value])),
       [[]],
     );
-    for (const values of combinations) if (values.length > 0) counter.labels(...values).inc(0);
-    if (Object.keys(labels).length === 0) counter.inc(0);
+    for (const values of combinations) counter.labels(...values).inc(0);
     return counter;
   }
 
