@@ -9,7 +9,7 @@ import {
 } from '@nestjs/swagger';
 import { AnyErrorCode } from '../errors/error-codes';
 import type { Lifecycle } from '../lifecycle';
-import { ApiPageResponse } from '../pagination/next-link';
+import { API_PREFIX } from '../resource-location';
 import { ApiIdParam, IdPipe } from '../validation/id.pipe';
 import { ApiErrors } from './api-errors.decorator';
 import {
@@ -42,13 +42,25 @@ export function ListOperation(
   resource: Resource,
   filters: readonly string[] = [],
 ): MethodDecorator {
+  const kept = ['limit', ...filters].map((name) => `\`${name}\``).join(' and ');
   return applyDecorators(
     Get(),
-    ApiPageResponse(type, {
-      collection: resource.collection,
-      noun: resource.nouns,
+    ApiOkResponse({
       description: `Success: the page of ${resource.nouns}.`,
-      filters,
+      type: [type],
+      headers: {
+        Link: {
+          description:
+            `RFC 8288: \`<...>; rel="next"\` when more ${resource.nouns} match, to the next page (same ${kept}, ` +
+            'and an opaque `cursor`). Absent on the last page.',
+          required: false,
+          schema: {
+            type: 'string',
+            maxLength: 512,
+            pattern: `^</${API_PREFIX}/${resource.collection}\\?[^>]*cursor=[^>]+>; rel="next"$`,
+          },
+        },
+      },
     }),
     ApiErrors([400, 401, 429, 500, 503]),
     onlyDeclaredSuccess(200),
