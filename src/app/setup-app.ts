@@ -80,8 +80,7 @@ export async function createApp(
   );
   app.useLogger(options.logger ?? app.get(PinoNestLogger));
   app.disable('x-powered-by');
-  // API answers are `no-store`: a hashed ETag would only cost time; resources that change send
-  // their version as theirs.
+  // Answers are `no-store`: a hashed ETag would only cost time (versioned resources send their own).
   app.set('etag', false);
   app.set('query parser', 'simple');
   protectSecrets(config.auth.apiKeys);

@@ -40,7 +40,6 @@ export interface KeyChange {
 
 export type Refusal = 'unknown' | 'revoked' | 'expired';
 
-/** Every scope, or those listed. */
 export type Scopes = typeof EVERY_SCOPE | ReadonlySet<string>;
 
 export const holds = (scopes: Scopes, scope: string): boolean => scopes === EVERY_SCOPE || scopes.has(scope);
@@ -238,7 +237,6 @@ export class ApiKeysService {
     return this.findOne(String(id));
   }
 
-  /** Keys in ascending id order, `limit` at a time (keyset pages). */
   async page(limit: number, afterId = 0): Promise<{ items: ApiKeyEntity[]; more: boolean }> {
     const rows = await this.keys.find({
       where: { id: MoreThan(afterId) },

@@ -59,7 +59,6 @@ const parse = (args: string[], options: ParseArgsConfig['options'] = {}) =>
 
 const UNIT_MS = { m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 
-/** `30d`, `12h`, `90m`. */
 function duration(option: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const match = /^(\d{1,5})([dhm])$/.exec(value);
