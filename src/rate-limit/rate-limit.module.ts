@@ -54,10 +54,8 @@ export class RateLimitModule {
         {
           provide: COUNTERS,
           inject: [PinoNestLogger],
-          useFactory: (logger: PinoNestLogger) => {
-            if (config.redisUrl) return redisCounters(config.redisUrl, logger);
-            return new MemoryCounters();
-          },
+          useFactory: (logger: PinoNestLogger) =>
+            config.redisUrl ? redisCounters(config.redisUrl, logger) : new MemoryCounters(),
         },
         {
           provide: FAILED_AUTH_BUDGET,
