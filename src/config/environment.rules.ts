@@ -1,5 +1,6 @@
 import { applyDecorators } from '@nestjs/common';
 import { Expose, Transform } from 'class-transformer';
+import { decimalToNumber } from '../common/validation/int64';
 import { IsBoolean, IsIn, IsInt, Matches, Max, Min, ValidateBy, ValidationArguments } from 'class-validator';
 
 // The decorators of the environment schema. A transform types a well-formed string and leaves
@@ -35,9 +36,7 @@ const quoting =
 export function Integer(min: number, max: number): PropertyDecorator {
   const message = quoting(`must be an integer from ${min} to ${max}`);
   return applyDecorators(
-    Transform(({ value }: { value: unknown }) =>
-      typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value,
-    ),
+    Transform(decimalToNumber),
     IsInt({ message }),
     Min(min, { message }),
     Max(max, { message }),
