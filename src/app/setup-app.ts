@@ -2,7 +2,7 @@ import { LoggerService, LogLevel, RequestMethod } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { SwaggerModule } from '@nestjs/swagger';
-import type { DestinationStream, Logger as PinoLogger } from 'pino';
+import type { DestinationStream } from 'pino';
 import { AppModule } from './app.module';
 import { ETAG_HEADER, IF_MATCH_HEADER, REQUEST_ID_HEADER } from '../common/openapi/headers';
 import { API_PREFIX } from '../common/resource-location';
@@ -20,7 +20,6 @@ import { buildOpenApiDocument } from '../openapi/openapi-document';
 import { Metrics } from '../observability/metrics';
 import { PinoNestLogger } from '../observability/nest-logger';
 import { protectSecrets } from '../observability/redact';
-import { ROOT_LOGGER } from '../observability/observability.module';
 
 export const DOCS_PATH = 'docs';
 
@@ -45,8 +44,7 @@ export const CORS_EXPOSED_HEADERS = [
 ];
 
 /** CORS for the listed origins; a preflight allows the methods the asked path really has. */
-function enableCors(app: NestExpressApplication, origins: readonly string[]): void {
-  const routes = new RouteIndex(app.getHttpAdapter().getInstance());
+function enableCors(app: NestExpressApplication, origins: readonly string[], routes: RouteIndex): void {
   app.enableCors((req: { path: string }, callback) =>
     callback(null, {
       origin: [...origins],
@@ -58,43 +56,13 @@ function enableCors(app: NestExpressApplication, origins: readonly string[]): vo
   );
 }
 
-/** The HTTP pipeline of main.ts and the tests; request ids and the log first, so every answer has them. */
-export function setupApp(app: NestExpressApplication, config: AppConfig): void {
-  app.disable('x-powered-by');
-  // API answers are `no-store`: a hashed ETag would only cost time; resources that change send
-  // their version as theirs.
-  app.set('etag', false);
-  app.set('query parser', 'simple');
-  const logger = app.get<PinoLogger>(ROOT_LOGGER);
-  protectSecrets(config.auth.apiKeys);
-  answerProtocolErrors(app.getHttpServer(), (fields, message) => logger.warn(fields, message));
-  app.set('trust proxy', config.http.trustProxy);
-  app.use(requestLog(logger));
-  const metrics = app.get(Metrics);
-  if (metrics.enabled) app.use(httpMetrics(metrics));
-  app.use(securityHeaders(DOCS_PATH));
-  if (config.http.corsOrigins.length > 0) enableCors(app, config.http.corsOrigins);
-  app.use(checkRequestHeaders);
-  app.use(jsonBody(config.http.bodyLimitBytes, new RouteIndex(app.getHttpAdapter().getInstance())));
-  app.setGlobalPrefix(API_PREFIX, {
-    exclude: [{ path: `${HEALTH_PATH}/{*probe}`, method: RequestMethod.GET }],
-  });
-  if (config.docs.swaggerEnabled) {
-    SwaggerModule.setup(DOCS_PATH, app, () => buildOpenApiDocument(app, config), {
-      jsonDocumentUrl: `${DOCS_PATH}-json`,
-      yamlDocumentUrl: `${DOCS_PATH}-yaml`,
-      swaggerOptions: { persistAuthorization: true },
-    });
-  }
-}
-
 export interface CreateAppOptions {
   logger?: LoggerService | LogLevel[] | false;
   /** Where the logs go instead of stdout, as JSON lines. */
   logDestination?: DestinationStream;
 }
 
-/** The application exactly as it runs. */
+/** The application exactly as it runs; request ids and the log first, so every answer has them. */
 export async function createApp(
   config: AppConfig,
   options: CreateAppOptions = {},
@@ -111,6 +79,30 @@ export async function createApp(
     },
   );
   app.useLogger(options.logger ?? app.get(PinoNestLogger));
-  setupApp(app, config);
+  app.disable('x-powered-by');
+  // Answers are `no-store`: a hashed ETag would only cost time (versioned resources send their own).
+  app.set('etag', false);
+  app.set('query parser', 'simple');
+  protectSecrets(config.auth.apiKeys);
+  answerProtocolErrors(app.getHttpServer(), (fields, message) => logger.warn(fields, message));
+  app.set('trust proxy', config.http.trustProxy);
+  app.use(requestLog(logger));
+  const metrics = app.get(Metrics);
+  if (metrics.enabled) app.use(httpMetrics(metrics));
+  app.use(securityHeaders(DOCS_PATH));
+  const routes = new RouteIndex(app.getHttpAdapter().getInstance());
+  if (config.http.corsOrigins.length > 0) enableCors(app, config.http.corsOrigins, routes);
+  app.use(checkRequestHeaders);
+  app.use(jsonBody(config.http.bodyLimitBytes, routes));
+  app.setGlobalPrefix(API_PREFIX, {
+    exclude: [{ path: `${HEALTH_PATH}/{*probe}`, method: RequestMethod.GET }],
+  });
+  if (config.docs.swaggerEnabled) {
+    SwaggerModule.setup(DOCS_PATH, app, () => buildOpenApiDocument(app, config), {
+      jsonDocumentUrl: `${DOCS_PATH}-json`,
+      yamlDocumentUrl: `${DOCS_PATH}-yaml`,
+      swaggerOptions: { persistAuthorization: true },
+    });
+  }
   return app;
 }

@@ -14,7 +14,7 @@ import {
 import { collectionScope, EVERY_SCOPE, REQUIRED_SCOPE } from '../common/scopes';
 import { Metrics } from '../observability/metrics';
 import { ApiKeyStore, digest } from './api-key.store';
-import { ApiKeysService, holds, Refusal, Scopes, VerifiedKey } from './api-keys.service';
+import { ApiKeysService, holds, Refusal, VerifiedKey } from './api-keys.service';
 import { setCaller } from './caller';
 import { FAILED_AUTH_BUDGET, FailedAuthBudget, Refund } from './failed-auth-budget';
 import { IS_PUBLIC } from './public.decorator';
@@ -43,7 +43,7 @@ export class ApiKeyGuard implements CanActivate {
 
     const request = context.switchToHttp().getRequest<Request>();
     const header = request.headers.authorization;
-    const token = bearerToken(header);
+    const token = header === undefined ? undefined : BEARER.exec(header)?.[1];
     let refusal: Refusal = 'unknown';
     let refund: Refund | undefined;
     if (token !== undefined) {
@@ -71,7 +71,11 @@ export class ApiKeyGuard implements CanActivate {
         await refund?.();
         const { id: keyId, name: keyName, scopes } = verdict;
         setCaller(request, { owner, keyId, keyName, scopes, operation: context.getHandler().name });
-        return this.permits(verdict.scopes, scope);
+        if (holds(scopes, scope)) return true;
+        this.metrics.authFailure('insufficient_scope');
+        throw new ApiException('insufficient_scope', insufficientScopeMessage(scope), undefined, {
+          'WWW-Authenticate': insufficientScopeChallenge(scope),
+        });
       }
       refusal = verdict;
     }
@@ -89,14 +93,6 @@ export class ApiKeyGuard implements CanActivate {
     this.metrics.authFailure(refusal === 'revoked' ? 'revoked' : 'invalid');
     throw new ApiException('unauthorized', 'The API key is not valid.', undefined, {
       'WWW-Authenticate': INVALID_TOKEN_CHALLENGE,
-    });
-  }
-
-  private permits(scopes: Scopes, scope: string): boolean {
-    if (holds(scopes, scope)) return true;
-    this.metrics.authFailure('insufficient_scope');
-    throw new ApiException('insufficient_scope', insufficientScopeMessage(scope), undefined, {
-      'WWW-Authenticate': insufficientScopeChallenge(scope),
     });
   }
 
@@ -123,19 +119,11 @@ export class ApiKeyGuard implements CanActivate {
   }
 
   private async reserve(request: Request): Promise<Refund | undefined> {
-    const reserved = await this.budget?.reserve(addressOf(request));
+    const reserved = await this.budget?.reserve(request.ip ?? request.socket.remoteAddress ?? 'unknown');
     if (reserved instanceof ApiException) {
       this.metrics.rateLimited('auth_failures');
       throw reserved;
     }
     return reserved;
   }
-}
-
-function bearerToken(header: string | undefined): string | undefined {
-  return header === undefined ? undefined : BEARER.exec(header)?.[1];
-}
-
-function addressOf(request: Request): string {
-  return request.ip ?? request.socket.remoteAddress ?? 'unknown';
 }

@@ -2,15 +2,15 @@ import { createHash } from 'node:crypto';
 import { ApiKeyStore, digest } from './api-key.store';
 
 describe('ApiKeyStore', () => {
+  const accepts = (store: ApiKeyStore, presented: string) => store.ownerOf(digest(presented)) !== undefined;
   const first = 'first-key-0123456789abcdef';
   const second = 'pet_SecondKey-0123456789_abcdef';
 
   it('accepts every configured key', () => {
     const store = new ApiKeyStore([first, second]);
 
-    expect(store.size).toBe(2);
-    expect(store.isValid(first)).toBe(true);
-    expect(store.isValid(second)).toBe(true);
+    expect(accepts(store, first)).toBe(true);
+    expect(accepts(store, second)).toBe(true);
   });
 
   it.each([
@@ -20,15 +20,14 @@ describe('ApiKeyStore', () => {
     ['a key in another case', first.toUpperCase()],
     ['the empty string', ''],
   ])('rejects %s', (_label, presented) => {
-    expect(new ApiKeyStore([first, second]).isValid(presented)).toBe(false);
+    expect(accepts(new ApiKeyStore([first, second]), presented)).toBe(false);
   });
 
   it('accepts nothing when it holds no key', () => {
     const store = new ApiKeyStore([]);
 
-    expect(store.size).toBe(0);
-    expect(store.isValid('')).toBe(false);
-    expect(store.isValid(first)).toBe(false);
+    expect(accepts(store, '')).toBe(false);
+    expect(accepts(store, first)).toBe(false);
   });
 
   it('digests a key with SHA-256', () => {

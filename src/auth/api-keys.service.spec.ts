@@ -20,6 +20,11 @@ function sha256Hex(value: string): string {
   return createHash('sha256').update(value, 'utf8').digest('hex');
 }
 
+/** Whether the service lets `key` through, asked as the guard asks it: by digest. */
+async function verifies(service: ApiKeysService, key: string, now?: number): Promise<boolean> {
+  return typeof (await service.verifyDigest(sha256Hex(key), now)) === 'object';
+}
+
 /** The ApiKeyError a promise rejects with, or a failure if it resolves. */
 async function apiKeyError(promise: Promise<unknown>): Promise<ApiKeyError> {
   await expect(promise).rejects.toBeInstanceOf(ApiKeyError);
@@ -194,11 +199,11 @@ describe('ApiKeysService (in-memory SQLite)', () => {
     it('accepts a created key and refuses unknown ones', async () => {
       const { key } = await service.create('client-a');
 
-      await expect(service.verify(key)).resolves.toBe(true);
-      await expect(service.verify(`${key}x`)).resolves.toBe(false);
-      await expect(service.verify(key.slice(0, -1))).resolves.toBe(false);
-      await expect(service.verify('pet_unknown-0123456789abcdef')).resolves.toBe(false);
-      await expect(service.verify('')).resolves.toBe(false);
+      await expect(verifies(service, key)).resolves.toBe(true);
+      await expect(verifies(service, `${key}x`)).resolves.toBe(false);
+      await expect(verifies(service, key.slice(0, -1))).resolves.toBe(false);
+      await expect(verifies(service, 'pet_unknown-0123456789abcdef')).resolves.toBe(false);
+      await expect(verifies(service, '')).resolves.toBe(false);
     });
 
     it('refuses a key someone stored in clear instead of its digest', async () => {
@@ -211,7 +216,7 @@ describe('ApiKeysService (in-memory SQLite)', () => {
         createdAt: T0,
       });
 
-      await expect(service.verify(key)).resolves.toBe(false);
+      await expect(verifies(service, key)).resolves.toBe(false);
     });
 
     it('remembers a refusal briefly: a repeated unknown key is one query, not one per request', async () => {
@@ -227,9 +232,9 @@ describe('ApiKeysService (in-memory SQLite)', () => {
         createdAt: T0,
       });
 
-      await expect(service.verify(key, T0 + UNKNOWN_CACHE_MS - 1)).resolves.toBe(false);
+      await expect(verifies(service, key, T0 + UNKNOWN_CACHE_MS - 1)).resolves.toBe(false);
       expect(lookups).toHaveBeenCalledTimes(1);
-      await expect(service.verify(key, T0 + UNKNOWN_CACHE_MS)).resolves.toBe(true);
+      await expect(verifies(service, key, T0 + UNKNOWN_CACHE_MS)).resolves.toBe(true);
       expect(lookups).toHaveBeenCalledTimes(2);
     });
 
@@ -257,7 +262,7 @@ describe('ApiKeysService (in-memory SQLite)', () => {
   describe('revoke', () => {
     it('revokes by id: the same instance refuses the key at once, even if it just accepted it', async () => {
       const { key, record } = await service.create('client-a', {}, { now: T0 });
-      await expect(service.verify(key, T0 + 1)).resolves.toBe(true);
+      await expect(verifies(service, key, T0 + 1)).resolves.toBe(true);
 
       await expect(service.revoke(String(record.id), { now: T0 + 2 })).resolves.toMatchObject({
         id: record.id,
@@ -265,38 +270,38 @@ describe('ApiKeysService (in-memory SQLite)', () => {
         revokedAt: T0 + 2,
       });
 
-      await expect(service.verify(key, T0 + 3)).resolves.toBe(false);
+      await expect(verifies(service, key, T0 + 3)).resolves.toBe(false);
       expect((await row(record.id)).revokedAt).toBe(T0 + 2);
     });
 
     it('revokes by the listed prefix', async () => {
       const other = await service.create('client-a', {}, { now: T0 });
       const { key, record } = await service.create('client-b', {}, { now: T0 });
-      await expect(service.verify(key, T0 + 1)).resolves.toBe(true);
+      await expect(verifies(service, key, T0 + 1)).resolves.toBe(true);
 
       await expect(service.revoke(record.prefix, { now: T0 + 2 })).resolves.toMatchObject({
         id: record.id,
         revokedAt: T0 + 2,
       });
 
-      await expect(service.verify(key, T0 + 3)).resolves.toBe(false);
-      await expect(service.verify(other.key, T0 + 3)).resolves.toBe(true);
+      await expect(verifies(service, key, T0 + 3)).resolves.toBe(false);
+      await expect(verifies(service, other.key, T0 + 3)).resolves.toBe(true);
       expect((await row(other.record.id)).revokedAt).toBeNull();
     });
 
     it('takes effect in another instance sharing the database once VERIFY_CACHE_MS has passed', async () => {
       const { key, record } = await service.create('client-a', {}, { now: T0 });
       const otherInstance = new ApiKeysService(dataSource.getRepository(ApiKeyEntity));
-      await expect(otherInstance.verify(key, T0)).resolves.toBe(true);
+      await expect(verifies(otherInstance, key, T0)).resolves.toBe(true);
 
       await service.revoke(String(record.id), { now: T0 + 1 });
 
       expect(VERIFY_CACHE_MS).toBeLessThanOrEqual(1000);
-      await expect(service.verify(key, T0 + 1)).resolves.toBe(false);
+      await expect(verifies(service, key, T0 + 1)).resolves.toBe(false);
       // Bounded staleness: the other instance may trust its cached verdict until it expires.
-      await expect(otherInstance.verify(key, T0 + VERIFY_CACHE_MS - 1)).resolves.toBe(true);
-      await expect(otherInstance.verify(key, T0 + VERIFY_CACHE_MS)).resolves.toBe(false);
-      await expect(otherInstance.verify(key, T0 + VERIFY_CACHE_MS + 1)).resolves.toBe(false);
+      await expect(verifies(otherInstance, key, T0 + VERIFY_CACHE_MS - 1)).resolves.toBe(true);
+      await expect(verifies(otherInstance, key, T0 + VERIFY_CACHE_MS)).resolves.toBe(false);
+      await expect(verifies(otherInstance, key, T0 + VERIFY_CACHE_MS + 1)).resolves.toBe(false);
     });
 
     it('takes effect at once in another instance that had not cached the key', async () => {
@@ -305,7 +310,7 @@ describe('ApiKeysService (in-memory SQLite)', () => {
 
       await service.revoke(String(record.id), { now: T0 + 1 });
 
-      await expect(otherInstance.verify(key, T0 + 2)).resolves.toBe(false);
+      await expect(verifies(otherInstance, key, T0 + 2)).resolves.toBe(false);
     });
 
     it.each([
@@ -385,7 +390,7 @@ describe('ApiKeysService (in-memory SQLite)', () => {
       });
 
       expect((await row(record.id)).revokedAt).toBe(T0 + 10);
-      await expect(service.verify(key, T0 + 40)).resolves.toBe(false);
+      await expect(verifies(service, key, T0 + 40)).resolves.toBe(false);
     });
   });
 
@@ -412,19 +417,19 @@ describe('ApiKeysService (in-memory SQLite)', () => {
       const lastUsedAt = async () => (await row(record.id)).lastUsedAt;
       expect(await lastUsedAt()).toBeNull();
 
-      await expect(service.verify(key, T0 + 100)).resolves.toBe(true);
+      await expect(verifies(service, key, T0 + 100)).resolves.toBe(true);
       await eventually(async () => (await lastUsedAt()) === T0 + 100);
       expect(update).toHaveBeenCalledTimes(1);
 
       // From the cache, then from the database once the cache has expired: neither writes.
-      await expect(service.verify(key, T0 + 200)).resolves.toBe(true);
-      await expect(service.verify(key, T0 + 100 + VERIFY_CACHE_MS + 1)).resolves.toBe(true);
-      await expect(service.verify(key, T0 + 100 + LAST_USED_WRITE_INTERVAL_MS - 1)).resolves.toBe(true);
+      await expect(verifies(service, key, T0 + 200)).resolves.toBe(true);
+      await expect(verifies(service, key, T0 + 100 + VERIFY_CACHE_MS + 1)).resolves.toBe(true);
+      await expect(verifies(service, key, T0 + 100 + LAST_USED_WRITE_INTERVAL_MS - 1)).resolves.toBe(true);
       for (let tick = 0; tick < 5; tick++) await new Promise((resolve) => setImmediate(resolve));
       expect(update).toHaveBeenCalledTimes(1);
       expect(await lastUsedAt()).toBe(T0 + 100);
 
-      await expect(service.verify(key, T0 + 100 + LAST_USED_WRITE_INTERVAL_MS)).resolves.toBe(true);
+      await expect(verifies(service, key, T0 + 100 + LAST_USED_WRITE_INTERVAL_MS)).resolves.toBe(true);
       await eventually(async () => (await lastUsedAt()) === T0 + 100 + LAST_USED_WRITE_INTERVAL_MS);
       expect(update).toHaveBeenCalledTimes(2);
       expect(LAST_USED_WRITE_INTERVAL_MS).toBeLessThanOrEqual(60_000);
@@ -435,8 +440,8 @@ describe('ApiKeysService (in-memory SQLite)', () => {
       await service.revoke(String(record.id), { now: T0 + 1 });
       const update = jest.spyOn(repository, 'update');
 
-      await expect(service.verify(key, T0 + 2)).resolves.toBe(false);
-      await expect(service.verify('pet_unknown-0123456789abcdef', T0 + 2)).resolves.toBe(false);
+      await expect(verifies(service, key, T0 + 2)).resolves.toBe(false);
+      await expect(verifies(service, 'pet_unknown-0123456789abcdef', T0 + 2)).resolves.toBe(false);
 
       expect(update).not.toHaveBeenCalled();
       expect((await row(record.id)).lastUsedAt).toBeNull();
@@ -444,7 +449,7 @@ describe('ApiKeysService (in-memory SQLite)', () => {
 
     it('is shown by list', async () => {
       const { key } = await service.create('client-a', {}, { now: T0 });
-      await service.verify(key, T0 + 5);
+      await verifies(service, key, T0 + 5);
 
       await eventually(async () => (await service.list())[0].lastUsedAt === T0 + 5);
     });
@@ -482,7 +487,7 @@ describe('ApiKeysService (in-memory SQLite)', () => {
     });
 
     it('gives new keys at most the maximum lifetime, and that when none is asked for', async () => {
-      const capped = new ApiKeysService(repository, { maxLifetimeMs: 86_400_000 });
+      const capped = new ApiKeysService(repository, { maxLifetimeDays: 1 });
 
       await expect(capped.create('default', {}, { now: T0 })).resolves.toMatchObject({
         record: { expiresAt: T0 + 86_400_000 },
@@ -502,7 +507,7 @@ describe('ApiKeysService (in-memory SQLite)', () => {
       for (const key of [old, fresh])
         await expect(service.verifyDigest(sha256Hex(key), T0 + 2)).resolves.toMatchObject({ id: record.id });
       await expect(service.verifyDigest(sha256Hex(old), T0 + 60_001)).resolves.toBe('expired');
-      await expect(service.verify(fresh, T0 + 60_001)).resolves.toBe(true);
+      await expect(verifies(service, fresh, T0 + 60_001)).resolves.toBe(true);
       await expect(apiKeyError(service.rotate(String(record.id), 8 * 86_400_000))).resolves.toMatchObject({
         message: 'the grace period must be from 0 to 7 days',
       });

@@ -4,6 +4,7 @@ import { boundedLru } from '../common/bounded-lru';
 import { randomBytes } from 'node:crypto';
 import { IsNull, MoreThan, Repository } from 'typeorm';
 import { AUDIT_LOG, AuditLog } from '../common/audit-context';
+import type { AuthConfig } from '../config/app-config';
 import { EVERY_SCOPE, SCOPE_FORMAT } from '../common/scopes';
 import { runTransaction } from '../database/resource-store';
 import { repeatable } from '../database/outage-wait';
@@ -32,15 +33,13 @@ export class ApiKeyError extends Error {
 
 export interface KeyChange {
   name?: string;
-  scopes?: readonly string[];
+  scopes?: readonly string[] | typeof EVERY_SCOPE;
   /** null: no expiry (or the longest one, where a maximum is set). */
   expiresAt?: number | null;
 }
 
 export type Refusal = 'unknown' | 'revoked' | 'expired';
-export type KeyVerdict = 'valid' | Refusal;
 
-/** Every scope, or those listed. */
 export type Scopes = typeof EVERY_SCOPE | ReadonlySet<string>;
 
 export const holds = (scopes: Scopes, scope: string): boolean => scopes === EVERY_SCOPE || scopes.has(scope);
@@ -53,16 +52,7 @@ export interface VerifiedKey {
   readonly until: number;
 }
 
-export interface KeyPolicy {
-  /** The longest a new key may live; null: no limit. */
-  maxLifetimeMs: number | null;
-}
 export const KEY_POLICY = Symbol('KEY_POLICY');
-
-export interface NewKey {
-  scopes?: readonly string[] | typeof EVERY_SCOPE;
-  expiresAt?: number | null;
-}
 
 /** When a change happens and, made through the API, its request (for the audit log). */
 export interface KeyWrite {
@@ -100,7 +90,7 @@ export class ApiKeysService {
 
   constructor(
     @InjectRepository(ApiKeyEntity) private readonly keys: Repository<ApiKeyEntity>,
-    @Optional() @Inject(KEY_POLICY) private readonly policy: KeyPolicy = { maxLifetimeMs: null },
+    @Optional() @Inject(KEY_POLICY) private readonly policy?: Pick<AuthConfig, 'maxLifetimeDays'>,
     @Optional() @Inject(AUDIT_LOG) private readonly audit?: AuditLog,
   ) {}
 
@@ -121,7 +111,7 @@ export class ApiKeysService {
 
   async create(
     name: string,
-    options: NewKey = {},
+    options: Omit<KeyChange, 'name'> = {},
     { now = Date.now(), request }: KeyWrite = {},
   ): Promise<CreatedApiKey> {
     const key = generateApiKey();
@@ -171,14 +161,14 @@ export class ApiKeysService {
   }
 
   private expiry(expiresAt: number | null, now: number): number | null {
-    const max = this.policy.maxLifetimeMs;
+    const days = this.policy?.maxLifetimeDays ?? null;
     if (expiresAt !== null && expiresAt <= now)
       throw new ApiKeyError('the expiry must be in the future', 'invalid', 'expiresAt');
-    if (max === null) return expiresAt;
-    if (expiresAt === null) return now + max;
-    if (expiresAt - now > max)
+    if (days === null) return expiresAt;
+    if (expiresAt === null) return now + days * 86_400_000;
+    if (expiresAt - now > days * 86_400_000)
       throw new ApiKeyError(
-        `a key may live at most ${max / 86_400_000} days (API_KEY_MAX_LIFETIME_DAYS)`,
+        `a key may live at most ${days} days (API_KEY_MAX_LIFETIME_DAYS)`,
         'invalid',
         'expiresAt',
       );
@@ -247,7 +237,6 @@ export class ApiKeysService {
     return this.findOne(String(id));
   }
 
-  /** Keys in ascending id order, `limit` at a time (keyset pages). */
   async page(limit: number, afterId = 0): Promise<{ items: ApiKeyEntity[]; more: boolean }> {
     const rows = await this.keys.find({
       where: { id: MoreThan(afterId) },
@@ -277,10 +266,6 @@ export class ApiKeysService {
     return key;
   }
 
-  async verify(presented: string, now = Date.now()): Promise<boolean> {
-    return typeof (await this.verifyDigest(hashApiKey(presented), now)) === 'object';
-  }
-
   /** The key a digest belongs to, or why it is refused. */
   async verifyDigest(digest: string, now = Date.now()): Promise<VerifiedKey | Refusal> {
     const cached = this.verified.get(digest);
@@ -292,20 +277,12 @@ export class ApiKeysService {
     if (refused && refused.until > now) return refused.verdict;
     const key = await repeatable(this.keys.manager.connection, () =>
       this.keys.findOne({
-        select: {
-          id: true,
-          name: true,
-          scopes: true,
-          keyHash: true,
-          expiresAt: true,
-          previousExpiresAt: true,
-          revokedAt: true,
-        },
+        select: ['id', 'name', 'scopes', 'keyHash', 'expiresAt', 'previousExpiresAt', 'revokedAt'],
         where: [{ keyHash: digest }, { previousKeyHash: digest }],
       }),
     );
     const expiresAt = key?.keyHash === digest ? key.expiresAt : (key?.previousExpiresAt ?? null);
-    const verdict: KeyVerdict = !key
+    const verdict: Refusal | 'valid' = !key
       ? 'unknown'
       : key.revokedAt !== null
         ? 'revoked'

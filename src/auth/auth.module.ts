@@ -1,18 +1,14 @@
 import { DynamicModule, Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { AppConfig, AuthConfig } from '../config/app-config';
+import { AppConfig } from '../config/app-config';
 import { ApiKeyGuard } from './api-key.guard';
 import { ApiKeysController } from './api-keys.controller';
 import { ApiKeyStore } from './api-key.store';
-import { ApiKeysService, KEY_POLICY, KeyPolicy } from './api-keys.service';
+import { ApiKeysService, KEY_POLICY } from './api-keys.service';
 import { AUTH_SCHEMA } from './auth.schema';
 import { setUpKeys } from './key-setup';
 
 export const KEY_SETUP = Symbol('KEY_SETUP');
-
-export const keyPolicy = (auth: AuthConfig): KeyPolicy => ({
-  maxLifetimeMs: auth.maxLifetimeDays === null ? null : auth.maxLifetimeDays * 86_400_000,
-});
 
 @Global()
 @Module({})
@@ -23,7 +19,7 @@ export class AuthModule {
       imports: [TypeOrmModule.forFeature([...AUTH_SCHEMA.entities])],
       controllers: [ApiKeysController],
       providers: [
-        { provide: KEY_POLICY, useValue: keyPolicy(config.auth) },
+        { provide: KEY_POLICY, useValue: config.auth },
         ApiKeysService,
         {
           provide: KEY_SETUP,

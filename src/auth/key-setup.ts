@@ -1,10 +1,8 @@
 import { AppConfig, ConfigError } from '../config/app-config';
 import { ApiKeysService } from './api-keys.service';
 
-export type KeySource = 'environment' | 'stored' | 'generated';
-
 export interface KeySetup {
-  source: KeySource;
+  source: 'environment' | 'stored' | 'generated';
   newKey?: string;
 }
 

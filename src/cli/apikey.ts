@@ -3,7 +3,6 @@ import { existsSync } from 'node:fs';
 import { parseArgs, ParseArgsConfig } from 'node:util';
 import { DataSource } from 'typeorm';
 import { ApiKeyEntity } from '../auth/api-key.entity';
-import { keyPolicy } from '../auth/auth.module';
 import { ApiKeyError, ApiKeysService, CreatedApiKey, DEFAULT_GRACE_MS } from '../auth/api-keys.service';
 import { AppConfig, describeDatabase } from '../config/app-config';
 import { configFromEnvironment } from '../config/environment';
@@ -32,7 +31,8 @@ interface Output {
   err: (line: string) => void;
 }
 
-const when = (ms: number | null) => (ms === null ? '-' : new Date(ms).toISOString());
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+const when = (ms: number | null) => iso(ms) ?? '-';
 
 function table(keys: ApiKeyEntity[]): string[] {
   const rows = [
@@ -59,7 +59,6 @@ const parse = (args: string[], options: ParseArgsConfig['options'] = {}) =>
 
 const UNIT_MS = { m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 
-/** `30d`, `12h`, `90m`. */
 function duration(option: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const match = /^(\d{1,5})([dhm])$/.exec(value);
@@ -115,7 +114,6 @@ async function run(
       const { values, positionals } = parse(args, { json: { type: 'boolean' } });
       if (positionals.length > 0) throw new UsageError('list takes no arguments');
       const all = await keys.list();
-      const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
       if (values.json) {
         const visible = all.map(
           ({ id, name, prefix, scopes, createdAt, expiresAt, lastUsedAt, revokedAt }) => ({
@@ -176,7 +174,7 @@ export async function apiKeyCli(
   let dataSource: DataSource | undefined;
   try {
     dataSource = await openDatabase(database, dataSourceOptions(database, SCHEMAS));
-    const keys = new ApiKeysService(dataSource.getRepository(ApiKeyEntity), keyPolicy(auth));
+    const keys = new ApiKeysService(dataSource.getRepository(ApiKeyEntity), auth);
     await run(command, args, keys, io);
     return EXIT_OK;
   } catch (error) {

@@ -33,17 +33,11 @@ export async function schemaDrift(database: DatabaseConfig, sources: SchemaSourc
       await dataSource.destroy();
     }
   } finally {
-    if (scratch.url !== null) await dropSchema(scratch.url, scratch.schema);
-  }
-}
-
-async function dropSchema(url: string, schema: string): Promise<void> {
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-  } finally {
-    await client.end();
+    if (scratch.url !== null) {
+      const client = new Client({ connectionString: scratch.url });
+      await client.connect();
+      await client.query(`DROP SCHEMA IF EXISTS "${scratch.schema}" CASCADE`).finally(() => client.end());
+    }
   }
 }
 

@@ -5,7 +5,6 @@ import { loadConfig } from '../config/app-config';
 import { createApp, DOCS_PATH } from '../app/setup-app';
 
 const TARGET = join(__dirname, '..', '..', 'openapi.yaml');
-/** The docs whose error table is the catalogue's (with every module's codes). */
 const ERROR_TABLE_DOCS = [join(__dirname, '..', '..', 'docs', 'api.md')];
 
 /** `markdown` with its `| status | code | when |` table replaced by the catalogue's. */

@@ -1,4 +1,6 @@
+import { applyDecorators } from '@nestjs/common';
 import { Expose, Transform } from 'class-transformer';
+import { decimalToNumber } from '../common/validation/int64';
 import { IsBoolean, IsIn, IsInt, Matches, Max, Min, ValidateBy, ValidationArguments } from 'class-validator';
 
 // The decorators of the environment schema. A transform types a well-formed string and leaves
@@ -30,17 +32,11 @@ const quoting =
   (args: ValidationArguments): string =>
     `${nameOf(args)} ${rule} ${got(args.value)}`;
 
-function all(...decorators: PropertyDecorator[]): PropertyDecorator {
-  return (target, property) => decorators.forEach((decorate) => decorate(target, property));
-}
-
 /** Plain decimal digits become a number; `-1`, `1e3`, `0x50`, ` 80` stay as written and fail. */
 export function Integer(min: number, max: number): PropertyDecorator {
   const message = quoting(`must be an integer from ${min} to ${max}`);
-  return all(
-    Transform(({ value }: { value: unknown }) =>
-      typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value,
-    ),
+  return applyDecorators(
+    Transform(decimalToNumber),
     IsInt({ message }),
     Min(min, { message }),
     Max(max, { message }),
@@ -49,7 +45,7 @@ export function Integer(min: number, max: number): PropertyDecorator {
 
 /** The one boolean syntax of every flag: `true` or `false`, in any case. */
 export function Flag(): PropertyDecorator {
-  return all(
+  return applyDecorators(
     Transform(({ value }: { value: unknown }) => {
       if (typeof value !== 'string') return value;
       if (/^true$/i.test(value)) return true;
@@ -65,7 +61,7 @@ export function OneOf(
   values: readonly string[],
   { ignoreCase = false, rule = `must be one of ${values.join(', ')}` } = {},
 ): PropertyDecorator {
-  return all(
+  return applyDecorators(
     Transform(({ value }: { value: unknown }) =>
       ignoreCase && typeof value === 'string'
         ? (values.find((allowed) => allowed.toLowerCase() === value.toLowerCase()) ?? value)

@@ -84,7 +84,7 @@ export async function openDatabase(
   const dataSource = await new AppDataSource(options).initialize();
   try {
     await migrate(dataSource, database);
-    installOutageWait(dataSource, { waitMs: database.outageWaitMs, maxWaiting: database.outageMaxWaiting });
+    installOutageWait(dataSource, database);
     if (dataSource.options.type === 'sqlite') {
       await dataSource.query(`PRAGMA synchronous = ${database.sqliteSynchronous}`);
       installSqliteGate(dataSource);

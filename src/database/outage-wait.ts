@@ -1,11 +1,6 @@
 import type { DataSource } from 'typeorm';
+import type { DatabaseConfig } from '../config/app-config';
 import { databaseOutageCause, isBrokenConnection } from './outage';
-
-export interface OutageWait {
-  /** How long one request waits for the database before its 503; at most `maxWaiting` wait at once. */
-  waitMs: number;
-  maxWaiting: number;
-}
 
 const policies = new WeakMap<DataSource, OutageWaiting>();
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -13,17 +8,18 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 class OutageWaiting {
   private waiting = 0;
 
-  constructor(private readonly wait: OutageWait) {}
+  constructor(private readonly config: Readonly<DatabaseConfig>) {}
 
   async retry<T>(work: () => Promise<T>, safeToRepeat: (error: unknown) => boolean): Promise<T> {
-    const deadline = Date.now() + this.wait.waitMs;
+    const deadline = Date.now() + this.config.outageWaitMs;
     for (let attempt = 0; ; attempt++) {
       try {
         return await work();
       } catch (error) {
         const left = deadline - Date.now();
         const outage = databaseOutageCause(error) !== undefined;
-        if (!outage || left <= 0 || this.waiting >= this.wait.maxWaiting || !safeToRepeat(error)) throw error;
+        if (!outage || left <= 0 || this.waiting >= this.config.outageMaxWaiting || !safeToRepeat(error))
+          throw error;
         this.waiting++;
         try {
           await sleep(Math.min(25 * 2 ** attempt, 250, left));
@@ -35,10 +31,10 @@ class OutageWaiting {
   }
 }
 
-/** PostgreSQL: a refused connection is asked for again up to `waitMs`: a restart is a wait, not a 503. */
-export function installOutageWait(dataSource: DataSource, wait: OutageWait): void {
-  if (dataSource.options.type !== 'postgres' || wait.waitMs === 0 || policies.has(dataSource)) return;
-  const policy = new OutageWaiting(wait);
+/** PostgreSQL: a refused connection is asked for again up to `outageWaitMs`: a restart is a wait, not a 503. */
+export function installOutageWait(dataSource: DataSource, config: Readonly<DatabaseConfig>): void {
+  if (dataSource.options.type !== 'postgres' || config.outageWaitMs === 0 || policies.has(dataSource)) return;
+  const policy = new OutageWaiting(config);
   policies.set(dataSource, policy);
   const driver = dataSource.driver as unknown as { obtainMasterConnection: () => Promise<unknown> };
   const obtain = driver.obtainMasterConnection.bind(driver);

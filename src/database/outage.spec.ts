@@ -5,7 +5,7 @@ import {
   QueryRunnerAlreadyReleasedError,
   QueryRunnerProviderAlreadyReleasedError,
 } from 'typeorm';
-import { databaseOutageCause, isBrokenConnection, OutageLog, serviceUnavailable } from './outage';
+import { databaseOutageCause, isBrokenConnection, serviceUnavailable, translateOutage } from './outage';
 import { repeatable } from './outage-wait';
 
 function withCode(message: string, code: string): Error {
@@ -121,16 +121,19 @@ describe('serviceUnavailable', () => {
   });
 });
 
-describe('OutageLog', () => {
-  it('warns once per burst of failures', () => {
+describe('translateOutage', () => {
+  it('answers an outage 503, and warns once per burst of them', () => {
     const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
     let now = 1_000_000;
-    const log = new OutageLog(() => now);
+    const translate = translateOutage(() => now);
 
-    log.report('ECONNREFUSED: connect ECONNREFUSED');
+    expect(translate(new Error('syntax error'))).toBeUndefined();
+    expect(translate(withCode('ECONNREFUSED: connect ECONNREFUSED', 'ECONNREFUSED'))).toEqual(
+      serviceUnavailable(),
+    );
     for (let i = 0; i < 50; i++) {
       now += 500;
-      log.report('57P03: the database system is starting up');
+      translate(withCode('the database system is starting up', '57P03'));
     }
     expect(warn).toHaveBeenCalledTimes(1);
     expect(warn).toHaveBeenCalledWith(
@@ -138,7 +141,7 @@ describe('OutageLog', () => {
     );
 
     now += 60_000;
-    log.report('SQLITE_FULL: database or disk is full');
+    translate(withCode('SQLITE_FULL: database or disk is full', 'SQLITE_FULL'));
     expect(warn).toHaveBeenCalledTimes(2);
     warn.mockRestore();
   });

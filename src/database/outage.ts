@@ -19,15 +19,7 @@ const POSTGRES_MESSAGES =
   /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed|Connection ended|terminating connection)/i;
 
 /** TypeORM's errors for a transaction whose connection broke: the server rolls it back. */
-const RELEASED_RUNNER = new Set([
-  'QueryRunnerAlreadyReleasedError',
-  'QueryRunnerProviderAlreadyReleasedError',
-]);
-
-function isReleasedRunner(layer: object): boolean {
-  const name = (layer as { name?: unknown }).name;
-  return typeof name === 'string' && RELEASED_RUNNER.has(name);
-}
+const RELEASED_RUNNER = /^QueryRunner(Provider)?AlreadyReleasedError$/;
 
 /** Errors of a connection that broke: the query itself may be retried on a fresh one. */
 const BROKEN_CONNECTION =
@@ -64,7 +56,8 @@ export function databaseOutageCause(error: unknown): string | undefined {
       return text.includes(code) ? text : `${code}: ${text}`;
     }
     if (POSTGRES_MESSAGES.test(text)) return text;
-    if (isReleasedRunner(layer)) return `${(layer as Error).name}: the connection was lost`;
+    const { name } = layer as { name?: unknown };
+    if (typeof name === 'string' && RELEASED_RUNNER.test(name)) return `${name}: the connection was lost`;
   }
   return undefined;
 }
@@ -75,31 +68,22 @@ export function isBrokenConnection(error: unknown): boolean {
   return false;
 }
 
-export function serviceUnavailable(): ApiException {
-  return new ApiException('service_unavailable', undefined, undefined, {
+export function serviceUnavailable(message?: string): ApiException {
+  return new ApiException('service_unavailable', message, undefined, {
     'Retry-After': String(OUTAGE_RETRY_AFTER_SECONDS),
   });
 }
 
-export class OutageLog {
-  private readonly logger = new Logger('Database');
-  private lastFailure = -Infinity;
-
-  constructor(private readonly now: () => number = Date.now) {}
-
-  report(cause: string): void {
-    const now = this.now();
-    const newBurst = now - this.lastFailure > BURST_GAP_MS;
-    this.lastFailure = now;
-    if (newBurst) this.logger.warn(`database unavailable, answering 503 until it is back: ${cause}`);
-  }
-}
-
-export function translateOutage(log = new OutageLog()): ErrorTranslator {
+export function translateOutage(now: () => number = Date.now): ErrorTranslator {
+  const logger = new Logger('Database');
+  let lastFailure = -Infinity;
   return (error) => {
     const cause = databaseOutageCause(error);
     if (cause === undefined) return undefined;
-    log.report(cause);
+    const at = now();
+    if (at - lastFailure > BURST_GAP_MS)
+      logger.warn(`database unavailable, answering 503 until it is back: ${cause}`);
+    lastFailure = at;
     return serviceUnavailable();
   };
 }

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { Body, Controller, Headers, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiCallbacks, ApiOkResponse } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { ifMatch, setEtag } from '../common/conditional-requests';
@@ -14,7 +14,7 @@ import {
   Resource,
   UpdateOperation,
 } from '../common/openapi/operations';
-import { ApiPageResponse, setNextLink } from '../common/pagination/next-link';
+import { setNextLink } from '../common/pagination/next-link';
 import { RequiredScope } from '../common/scopes';
 import { ApiIdParam, IdPipe } from '../common/validation/id.pipe';
 import { IdempotentRequests } from '../idempotency/idempotent-requests';
@@ -40,6 +40,13 @@ const ENDPOINTS: Resource = {
   nouns: 'webhook endpoints',
 };
 const DELIVERY = ':endpointId/deliveries';
+/** In its `Link` pattern, `collection` is a regular expression. */
+const DELIVERIES: Resource = {
+  collection: `${ENDPOINTS.collection}/[0-9]+/deliveries`,
+  param: 'deliveryId',
+  noun: 'delivery',
+  nouns: 'deliveries',
+};
 
 @ApiResource(
   ENDPOINTS.collection,
@@ -178,15 +185,8 @@ export class WebhookEndpointsController {
    *
    * @remarks Newest first, each with its last attempts (status, error, the start of the answer).
    */
-  @Get(DELIVERY)
+  @ListOperation(WebhookDeliveryDto, DELIVERIES, ['status'], DELIVERY)
   @ApiIdParam(ENDPOINTS.param, ENDPOINTS.noun)
-  @ApiPageResponse(WebhookDeliveryDto, {
-    collection: `${ENDPOINTS.collection}/{endpointId}/deliveries`,
-    noun: 'deliveries',
-    description: 'Success: the page of deliveries.',
-    filters: ['status'],
-  })
-  @ApiErrors([400, 401, 404, 429, 500, 503])
   async listWebhookDeliveries(
     @IdParam(ENDPOINTS) id: number,
     @Query() query: ListWebhookDeliveriesQueryDto,

@@ -1,21 +1,22 @@
 import { Controller, Get, ServiceUnavailableException } from '@nestjs/common';
-import { HealthCheck, HealthCheckResult, HealthCheckService, TypeOrmHealthIndicator } from '@nestjs/terminus';
+import {
+  HealthCheck,
+  HealthCheckResult,
+  HealthCheckService,
+  HealthIndicatorResult,
+  HealthIndicatorService,
+  TypeOrmHealthIndicator,
+} from '@nestjs/terminus';
 import { ApiExcludeController } from '@nestjs/swagger';
+import { DataSource } from 'typeorm';
 import { Public } from '../auth/public.decorator';
-import { ApiException } from '../common/errors/api-exception';
-import { OUTAGE_RETRY_AFTER_SECONDS } from '../database/outage';
+import { serviceUnavailable } from '../database/outage';
 import { Lifecycle } from '../http/lifecycle';
-import { MigrationsHealthIndicator } from './migrations.health';
 
 export const HEALTH_PATH = 'health';
 
-const notReady = (message: string) =>
-  new ApiException('service_unavailable', message, undefined, {
-    'Retry-After': String(OUTAGE_RETRY_AFTER_SECONDS),
-  });
-
 /** A check that has not answered within this time is down: readiness answers in about a second. */
-export const PROBE_TIMEOUT_MS = 1000;
+const PROBE_TIMEOUT_MS = 1000;
 
 /** Operational, so not in the API's OpenAPI document (docs/operations.md describes them). */
 @ApiExcludeController()
@@ -25,7 +26,8 @@ export class HealthController {
   constructor(
     private readonly health: HealthCheckService,
     private readonly database: TypeOrmHealthIndicator,
-    private readonly migrations: MigrationsHealthIndicator,
+    private readonly indicator: HealthIndicatorService,
+    private readonly dataSource: DataSource,
     private readonly lifecycle: Lifecycle,
   ) {}
 
@@ -38,17 +40,37 @@ export class HealthController {
   @HealthCheck({ noCache: false, swaggerDocumentation: false })
   @Get('ready')
   async ready(): Promise<HealthCheckResult> {
-    if (this.lifecycle.draining) throw notReady('Not ready: shutting down.');
+    if (this.lifecycle.draining) throw serviceUnavailable('Not ready: shutting down.');
     try {
       return await this.health.check([
         () => this.database.pingCheck('database', { timeout: PROBE_TIMEOUT_MS }),
-        () => this.migrations.isApplied('migrations', PROBE_TIMEOUT_MS),
+        () => this.migrationsApplied(),
       ]);
     } catch (error) {
       if (!(error instanceof ServiceUnavailableException)) throw error;
       const report = error.getResponse() as Partial<HealthCheckResult>;
       const failing = Object.keys(report.error ?? {});
-      throw notReady(failing.length > 0 ? `Not ready: failing checks: ${failing.join(', ')}.` : 'Not ready.');
+      throw serviceUnavailable(
+        failing.length > 0 ? `Not ready: failing checks: ${failing.join(', ')}.` : 'Not ready.',
+      );
+    }
+  }
+
+  private async migrationsApplied(): Promise<HealthIndicatorResult> {
+    const check = this.indicator.check('migrations');
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const pending = await Promise.race([
+        this.dataSource.showMigrations(),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error('timeout')), PROBE_TIMEOUT_MS);
+        }),
+      ]);
+      return pending ? check.down({ message: 'migrations are pending' }) : check.up();
+    } catch {
+      return check.down({ message: 'cannot read the applied migrations' });
+    } finally {
+      clearTimeout(timer);
     }
   }
 }

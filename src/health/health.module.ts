@@ -1,12 +1,10 @@
 import { Module } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
 import { HealthController } from './health.controller';
-import { MigrationsHealthIndicator } from './migrations.health';
 
 @Module({
   // Not terminus's error per failed check: expected while the database is away, and the 503 is logged.
   imports: [TerminusModule.forRoot({ logger: false })],
   controllers: [HealthController],
-  providers: [MigrationsHealthIndicator],
 })
 export class HealthModule {}

@@ -3,14 +3,10 @@ import { ExpressAdapter } from '@nestjs/platform-express';
 import express, { type Express } from 'express';
 import * as http from 'node:http';
 import { responseJson } from '../common/response-of';
+import type { HttpConfig } from '../config/app-config';
 import { limitConnections } from './connection-limits';
 
 type MessageConstructor = new (...args: never[]) => object;
-
-export interface MessageClasses {
-  IncomingMessage: typeof http.IncomingMessage;
-  ServerResponse: typeof http.ServerResponse;
-}
 
 /** Undefined where `Base` is an ES class, which cannot be called this way (Node 20's are not). */
 export function withPrototype<T extends MessageConstructor>(Base: T, prototype: object): T | undefined {
@@ -20,15 +16,6 @@ export function withPrototype<T extends MessageConstructor>(Base: T, prototype: 
   }
   Message.prototype = prototype;
   return Message as unknown as T;
-}
-
-/** Born with Express's prototypes, so its per-request `setPrototypeOf` keeps V8's hidden classes. */
-export function expressMessageClasses(app: Express): Partial<MessageClasses> {
-  const IncomingMessage = withPrototype(http.IncomingMessage, app.request);
-  const ServerResponse = withPrototype(http.ServerResponse, app.response);
-  return IncomingMessage !== undefined && ServerResponse !== undefined
-    ? { IncomingMessage, ServerResponse }
-    : {};
 }
 
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
@@ -55,21 +42,12 @@ export function sendJson(res: http.ServerResponse, status: number, body: object)
   res.end(text);
 }
 
-export interface HttpLimits {
-  headersTimeoutMs: number;
-  requestTimeoutMs: number;
-  idleTimeoutMs: number;
-  maxPipelined: number;
-  /** 0: no cap. */
-  maxConnections: number;
-}
-
 /** How often the timeouts are checked (Node's default, 30 s, would nearly double them). */
 const TIMEOUT_CHECK_MS = 1000;
 
 /** Departs for speed (docs/architecture.md); its server holds slow and hostile clients to `limits`. */
 export class ExpressServerAdapter extends ExpressAdapter {
-  constructor(private readonly limits?: HttpLimits) {
+  constructor(private readonly limits?: Readonly<HttpConfig>) {
     // Before the first `use()`: `/v1/pets/` and `/V1/PETS` are not `/v1/pets`, so proxy path rules hold.
     const app = express();
     app.enable('strict routing');
@@ -84,9 +62,12 @@ export class ExpressServerAdapter extends ExpressAdapter {
     }
     const app = this.getInstance<Express>();
     const limits = this.limits;
+    // Born with Express's prototypes, so its per-request `setPrototypeOf` keeps V8's hidden classes.
+    const IncomingMessage = withPrototype(http.IncomingMessage, app.request);
+    const ServerResponse = withPrototype(http.ServerResponse, app.response);
     const server = http.createServer(
       {
-        ...expressMessageClasses(app),
+        ...(IncomingMessage && ServerResponse && { IncomingMessage, ServerResponse }),
         ...(limits && {
           headersTimeout: limits.headersTimeoutMs,
           requestTimeout: limits.requestTimeoutMs,

@@ -1,6 +1,7 @@
 import type { Server, ServerResponse } from 'node:http';
 import { Server as NetServer, type Socket } from 'node:net';
 import { INestApplication, Logger } from '@nestjs/common';
+import type { ShutdownConfig } from '../config/app-config';
 import { Lifecycle } from './lifecycle';
 
 const SIGNALS: NodeJS.Signals[] = ['SIGTERM', 'SIGINT'];
@@ -8,14 +9,8 @@ const DRAIN_POLL_MS = 100;
 
 type HttpSocket = Socket & { _httpMessage?: ServerResponse | null };
 
-export interface ShutdownTimes {
-  /** How long idle keep-alive connections stay open after the signal: longer than a proxy keeps them. */
-  drainMs: number;
-  timeoutMs: number;
-}
-
 /** Not Nest's `enableShutdownHooks`: it re-raises the signal, so the process would exit 143. */
-export function enableGracefulShutdown(app: INestApplication, times: ShutdownTimes): void {
+export function enableGracefulShutdown(app: INestApplication, times: Readonly<ShutdownConfig>): void {
   const logger = new Logger('Shutdown');
   const server = app.getHttpServer() as Server;
   const connections = new Set<HttpSocket>();
@@ -68,6 +63,7 @@ export function enableGracefulShutdown(app: INestApplication, times: ShutdownTim
       logger.warn(`${inFlight().length} request(s) still running at the deadline: closing their connections`);
       server.closeAllConnections();
     }, times.drainMs + times.timeoutMs);
+    // Idle keep-alive connections stay open `drainMs`: longer than a proxy keeps them.
     const started = Date.now();
     const drained = setInterval(() => {
       if (connections.size > 0 && Date.now() - started < times.drainMs) return;

@@ -15,11 +15,6 @@ const PARSER_ERRORS: Record<string, [ErrorCode, string?]> = {
   'request.aborted': ['bad_request', 'The request body was not sent completely.'],
 };
 
-function hasBody(req: Request): boolean {
-  const length = req.headers['content-length'];
-  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
-}
-
 function parserError(type: keyof typeof PARSER_ERRORS): Error {
   return Object.assign(new Error(type), { type });
 }
@@ -52,7 +47,9 @@ function toApiException(error: unknown, limitBytes: number): ApiException {
 export function jsonBody(limitBytes: number, routes: RouteIndex): RequestHandler {
   const parse = json({ limit: limitBytes, strict: false, type: () => true, verify: requireUtf8 });
   return (req: Request, res: Response, next: NextFunction) => {
-    if (!hasBody(req)) return next();
+    const length = req.headers['content-length'];
+    if (req.headers['transfer-encoding'] === undefined && (length === undefined || length === '0'))
+      return next();
     const refuse = (error: ApiException) =>
       next(routes.allowedMethods(req.path).includes(req.method) ? error : undefined);
     const mediaType = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
@@ -63,7 +60,7 @@ export function jsonBody(limitBytes: number, routes: RouteIndex): RequestHandler
           new ApiException('unsupported_media_type', `A PATCH body must be sent as ${MERGE_PATCH} (UTF-8).`),
         );
     } else if (mediaType !== 'application/json') return refuse(new ApiException('unsupported_media_type'));
-    if (Number(req.headers['content-length']) > limitBytes) {
+    if (Number(length) > limitBytes) {
       // Answer and close now rather than read a body that will be refused anyway.
       res.setHeader('Connection', 'close');
       return refuse(tooLarge(limitBytes));

@@ -51,20 +51,12 @@ function errorResponse(
   return { status, headers, body };
 }
 
-export function errorReply(
-  code: ErrorCode,
-  message: string = ERROR_CODES[code].message,
-  requestId: string = randomUUID(),
-): string {
+export function errorReply(code: ErrorCode, message?: string, requestId?: string): string {
   const { status, headers, body } = errorResponse(code, message, requestId);
   const lines = Object.entries({ Date: new Date().toUTCString(), ...headers }).map(
     ([name, value]) => `${name}: ${value}`,
   );
   return [`HTTP/1.1 ${status} ${STATUS_CODES[status]}`, ...lines, '', body].join('\r\n');
-}
-
-function replyAndClose(socket: Duplex, reply: string): void {
-  socket.end(reply, () => socket.destroy());
 }
 
 type Warn = (fields: object, message: string) => void;
@@ -90,7 +82,7 @@ export function answerClientError(error: Error & { code?: string }, socket: Dupl
     { reqId: requestId, ip: address, status, reason: error.code ?? 'not HTTP' },
     `refused by the HTTP parser: ${status} ${code} (${error.code ?? 'not HTTP'})`,
   );
-  replyAndClose(socket, errorReply(code, message, requestId));
+  socket.end(errorReply(code, message, requestId), () => socket.destroy());
 }
 
 /** The Error shape where Node would answer bare or not at all. */
@@ -103,7 +95,8 @@ export function answerProtocolErrors(server: Server, warn?: Warn): void {
     res.writeHead(status, headers).end(body);
   });
   server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
-    replyAndClose(socket, errorReply('bad_request', 'CONNECT is not supported: this server is not a proxy.'));
+    const reply = errorReply('bad_request', 'CONNECT is not supported: this server is not a proxy.');
+    socket.end(reply, () => socket.destroy());
   });
   // Node's own check answers a bare 400; ours (checkRequestHeaders) the Error body.
   (server as Server & { requireHostHeader: boolean }).requireHostHeader = false;

@@ -1,6 +1,6 @@
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
-import { isWellFormedRequestId, requestIdFor } from './request-id';
+import { requestIdFor } from './request-id';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -10,7 +10,13 @@ function exchange(header?: string | string[]): { req: IncomingMessage; res: Serv
   return { req, res: new ServerResponse(req) };
 }
 
-describe('isWellFormedRequestId', () => {
+/** Kept as the request's id, not replaced by a new one. */
+function isWellFormedRequestId(id?: string | string[]): boolean {
+  const { req, res } = exchange(id);
+  return requestIdFor(req, res) === id;
+}
+
+describe('a well-formed request id', () => {
   it.each(['a', 'abc-123', 'req_01HF.2:x', 'A'.repeat(128), '0f8fad5b-d9cb-469f-a165-70867728950e'])(
     'accepts %s',
     (id) => {

@@ -23,11 +23,7 @@ interface IndexedRoute {
 export class RouteIndex {
   private routes: IndexedRoute[] | undefined;
 
-  private readonly app: ExpressApp;
-
-  constructor(app: unknown) {
-    this.app = app as ExpressApp;
-  }
+  constructor(private readonly app: unknown) {}
 
   allowedMethods(path: string): string[] {
     const allowed = new Set<string>();
@@ -39,7 +35,7 @@ export class RouteIndex {
 
   private index(): IndexedRoute[] {
     if (this.routes) return this.routes;
-    const layers = this.app.router?.stack ?? [];
+    const layers = (this.app as ExpressApp).router?.stack ?? [];
     this.routes = layers
       .filter(
         (layer) =>

@@ -4,17 +4,10 @@ import { BeforeApplicationShutdown, OnApplicationBootstrap, OnModuleInit } from 
 import { ModuleRef } from '@nestjs/core';
 import { DataSource, Logger as TypeOrmLogger } from 'typeorm';
 import { MetricsConfig } from '../config/app-config';
-import { Metrics } from './metrics';
+import { Metrics, PoolStats } from './metrics';
 import { shutdownTracing } from './tracing-state';
 
 export const METRICS_PATH = '/metrics';
-
-interface PgPool {
-  totalCount: number;
-  idleCount: number;
-  waitingCount: number;
-  options: { max: number };
-}
 
 /** Metrics get their own listener, never the API's port; it also flushes buffered spans at shutdown. */
 export class MetricsListener implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -38,14 +31,10 @@ export class MetricsListener implements OnModuleInit, OnApplicationBootstrap, Be
     const dataSource = this.moduleRef.get(DataSource, { strict: false });
     countQueryErrors(dataSource, this.metrics);
     if (dataSource.options.type === 'postgres') {
-      const pool = (dataSource.driver as unknown as { master: PgPool }).master;
-      // pg's counts are getters on its prototype: read one by one.
-      this.metrics.watchDatabase('postgresql', () => ({
-        totalCount: pool.totalCount,
-        idleCount: pool.idleCount,
-        waitingCount: pool.waitingCount,
-        max: pool.options.max,
-      }));
+      this.metrics.watchDatabase(
+        'postgresql',
+        (dataSource.driver as unknown as { master: PoolStats }).master,
+      );
     } else {
       this.metrics.watchDatabase(dataSource.options.type);
     }

@@ -3,11 +3,12 @@ export type RateLimitKind = 'per_key' | 'auth_failures';
 export type IdempotencyConflictReason = 'in_flight' | 'body_mismatch';
 export type ReadCacheKind = 'row' | 'page';
 
+/** node-postgres's pool, whose counts are live getters. */
 export interface PoolStats {
-  totalCount: number;
-  idleCount: number;
-  waitingCount: number;
-  max: number;
+  readonly totalCount: number;
+  readonly idleCount: number;
+  readonly waitingCount: number;
+  readonly options: { max: number };
 }
 
 export const UNMATCHED_ROUTE = 'unmatched';
@@ -25,7 +26,7 @@ export class Metrics {
   idempotencyConflict(_reason: IdempotencyConflictReason): void {}
   readCache(_kind: ReadCacheKind, _hit: boolean): void {}
   queryError(): void {}
-  watchDatabase(_system: string, _pool?: () => PoolStats): void {}
+  watchDatabase(_system: string, _pool?: PoolStats): void {}
   webhookAttempt(_ok: boolean, _seconds: number): void {}
   webhookDelivered(_secondsSinceCommit: number): void {}
   watchWebhooks(_backlog: () => Promise<number>): void {}

@@ -122,8 +122,7 @@ export class PrometheusMetrics extends Metrics {
       (all, values) => all.flatMap((prefix) => values.map((value) => [...prefix, value])),
       [[]],
     );
-    for (const values of combinations) if (values.length > 0) counter.labels(...values).inc(0);
-    if (Object.keys(labels).length === 0) counter.inc(0);
+    for (const values of combinations) counter.labels(...values).inc(0);
     return counter;
   }
 
@@ -131,39 +130,34 @@ export class PrometheusMetrics extends Metrics {
     return true;
   }
 
-  override watchDatabase(system: string, pool?: () => PoolStats): void {
+  override watchDatabase(system: string, pool?: PoolStats): void {
     this.databaseSystem = system;
     this.queryErrors.labels(system).inc(0);
-    if (pool) this.watchPool(pool);
-  }
-
-  private watchPool(pool: () => PoolStats): void {
-    const registers = [this.registry];
+    if (!pool) return;
     new Gauge({
       name: 'db_client_connections',
       help: 'PostgreSQL connections of this instance by state: idle or used.',
       labelNames: ['state'],
-      registers,
+      registers: this.registers,
       collect() {
-        const stats = pool();
-        this.set({ state: 'idle' }, stats.idleCount);
-        this.set({ state: 'used' }, stats.totalCount - stats.idleCount);
+        this.set({ state: 'idle' }, pool.idleCount);
+        this.set({ state: 'used' }, pool.totalCount - pool.idleCount);
       },
     });
     new Gauge({
       name: 'db_client_connections_max',
       help: 'Most PostgreSQL connections this instance may open (DB_POOL_SIZE).',
-      registers,
+      registers: this.registers,
       collect() {
-        this.set(pool().max);
+        this.set(pool.options.max);
       },
     });
     new Gauge({
       name: 'db_client_connections_pending_requests',
       help: 'Queries waiting for a free PostgreSQL connection.',
-      registers,
+      registers: this.registers,
       collect() {
-        this.set(pool().waitingCount);
+        this.set(pool.waitingCount);
       },
     });
   }

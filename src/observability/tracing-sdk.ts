@@ -5,12 +5,11 @@ import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
 import { NestInstrumentation } from '@opentelemetry/instrumentation-nestjs-core';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
-import type { ExportResult } from '@opentelemetry/core';
 import { OTLPTraceExporter as GrpcTraceExporter } from '@opentelemetry/exporter-trace-otlp-grpc';
 import { OTLPTraceExporter as JsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as ProtobufTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { NodeSDK } from '@opentelemetry/sdk-node';
-import { ConsoleSpanExporter, ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace';
+import { ConsoleSpanExporter, SpanExporter } from '@opentelemetry/sdk-trace';
 import { REDACTED, redactUrl } from './redact';
 import { Sqlite3Instrumentation } from './sqlite3-instrumentation';
 import { registerTracing, SERVER_SPAN_IDS, TraceIds } from './tracing-state';
@@ -41,23 +40,6 @@ export function redactSpanAttributes(attributes: Record<string, unknown>): void 
   }
 }
 
-class RedactingExporter implements SpanExporter {
-  constructor(private readonly exporter: SpanExporter) {}
-
-  export(spans: ReadableSpan[], done: (result: ExportResult) => void): void {
-    for (const span of spans) redactSpanAttributes(span.attributes);
-    this.exporter.export(spans, done);
-  }
-
-  shutdown(): Promise<void> {
-    return this.exporter.shutdown();
-  }
-
-  forceFlush(): Promise<void> {
-    return this.exporter.forceFlush?.() ?? Promise.resolve();
-  }
-}
-
 function exporterFor(env: Record<string, string | undefined>, protocol: string): SpanExporter {
   const names = (env.OTEL_TRACES_EXPORTER ?? '').split(',').map((name) => name.trim());
   if (names.includes('console') && !names.includes('otlp')) return new ConsoleSpanExporter();
@@ -70,13 +52,19 @@ function exporterFor(env: Record<string, string | undefined>, protocol: string):
 export function startTracingSdk(env: Record<string, string | undefined>): NodeSDK {
   const protocol =
     env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL || env.OTEL_EXPORTER_OTLP_PROTOCOL || 'http/protobuf';
+  const exporter = exporterFor(env, protocol);
+  const send = exporter.export.bind(exporter);
+  exporter.export = (spans, done) => {
+    for (const span of spans) redactSpanAttributes(span.attributes);
+    send(spans, done);
+  };
   const sdk = new NodeSDK({
     // OTEL_SERVICE_NAME (or service.name in OTEL_RESOURCE_ATTRIBUTES) wins when set.
     serviceName:
       env.OTEL_SERVICE_NAME || /(^|,)\s*service\.name=/.test(env.OTEL_RESOURCE_ATTRIBUTES ?? '')
         ? undefined
         : DEFAULT_SERVICE_NAME,
-    traceExporter: new RedactingExporter(exporterFor(env, protocol)),
+    traceExporter: exporter,
     metricReaders: [],
     logRecordProcessors: [],
     instrumentations: [

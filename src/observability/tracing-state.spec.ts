@@ -6,7 +6,7 @@ import {
   serverSpanIdsOf,
   SERVER_SPAN_IDS,
   shutdownTracing,
-  tracingEnabled,
+  tracingDescription,
 } from './tracing-state';
 
 const IDS = { trace_id: '0af7651916cd43dd8448eb211c80319c', span_id: 'b7ad6b7169203331' };
@@ -21,7 +21,7 @@ describe('tracing state', () => {
   afterEach(() => shutdownTracing());
 
   it('is empty while tracing is off: no ids, and log lines without trace fields', () => {
-    expect(tracingEnabled()).toBe(false);
+    expect(tracingDescription()).toBeUndefined();
     expect(activeTraceIds()).toBeUndefined();
     expect(serverSpanIdsOf({})).toBeUndefined();
     const { logger, lines } = capture();
@@ -56,6 +56,6 @@ describe('tracing state', () => {
     await shutdownTracing();
     await shutdownTracing();
     expect(shutdown).toHaveBeenCalledTimes(1);
-    expect(tracingEnabled()).toBe(false);
+    expect(tracingDescription()).toBeUndefined();
   });
 });

@@ -18,10 +18,6 @@ export function registerTracing(tracing: TracingHooks): void {
   hooks = tracing;
 }
 
-export function tracingEnabled(): boolean {
-  return hooks !== undefined;
-}
-
 export function tracingDescription(): string | undefined {
   return hooks?.description;
 }

@@ -2,18 +2,18 @@ import { ApiException } from '../common/errors/api-exception';
 import type { FailedAuthBudget, Refund } from '../auth/failed-auth-budget';
 import { Counters } from './counters';
 
-export const ABUSE_WINDOW_MS = 60_000;
+const WINDOW_MS = 60_000;
 
 /** Refused before any key lookup, so key guessing and unauthenticated floods cost the database nothing. */
 export class AbuseLimiter implements FailedAuthBudget {
   constructor(
     private readonly counters: Counters,
     private readonly limit: number,
-    private readonly windowMs = ABUSE_WINDOW_MS,
   ) {}
 
   async reserve(address: string): Promise<ApiException | Refund> {
-    const spent = await this.counters.increment(counterKey(address), this.windowMs, this.limit, 0, 'abuse');
+    const key = `petstore:abuse:${address}`;
+    const spent = await this.counters.increment(key, WINDOW_MS, this.limit, 0, 'abuse');
     if (spent.totalHits <= this.limit) return spent.refund;
     const retryAfter = Math.max(1, spent.timeToExpire);
     return new ApiException(
@@ -23,8 +23,4 @@ export class AbuseLimiter implements FailedAuthBudget {
       { 'Retry-After': String(retryAfter) },
     );
   }
-}
-
-function counterKey(address: string): string {
-  return `petstore:abuse:${address}`;
 }

@@ -5,11 +5,6 @@ import type Redis from 'ioredis';
 import { LRUCache } from 'lru-cache';
 import { boundedLru } from '../common/bounded-lru';
 
-export interface WindowCount {
-  count: number;
-  resetInMs: number;
-}
-
 export interface Hit extends ThrottlerStorageRecord {
   /** Gives the hit back to the store that counted it, from its key's current window if that has one. */
   refund: () => Promise<void>;
@@ -17,7 +12,6 @@ export interface Hit extends ThrottlerStorageRecord {
 
 /** Fixed windows from the first hit: a limit may be spent at one window's end and at the next's start. */
 export interface Counters extends ThrottlerStorage {
-  peek(key: string, windowMs: number): Promise<WindowCount>;
   increment(key: string, ttl: number, limit: number, blockDuration: number, name: string): Promise<Hit>;
 }
 
@@ -53,13 +47,6 @@ export class MemoryCounters implements Counters {
     this.windows = boundedLru(maxKeys);
   }
 
-  peek(key: string, windowMs: number): Promise<WindowCount> {
-    const now = this.now();
-    const window = this.windows.get(key);
-    if (!window || window.endsAt <= now) return Promise.resolve({ count: 0, resetInMs: windowMs });
-    return Promise.resolve({ count: window.hits, resetInMs: window.endsAt - now });
-  }
-
   increment(key: string, ttl: number, limit: number, blockDuration: number): Promise<Hit> {
     const now = this.now();
     let window = this.windows.get(key);
@@ -89,7 +76,6 @@ if blocked <= 0 and hits > tonumber(ARGV[2]) and tonumber(ARGV[3]) > 0 then
   redis.call('SET', KEYS[2], 1, 'PX', ARGV[3]); blocked = tonumber(ARGV[3])
 end
 return {hits, ttl, blocked}`;
-const PEEK = `return {tonumber(redis.call('GET', KEYS[1]) or '0'), redis.call('PTTL', KEYS[1])}`;
 const REFUND = `if tonumber(redis.call('GET', KEYS[1]) or '0') > 0 then redis.call('DECR', KEYS[1]) end return {0, 0}`;
 
 type Script = (...args: (string | number)[]) => Promise<[number, number, number?]>;
@@ -97,17 +83,11 @@ type Script = (...args: (string | number)[]) => Promise<[number, number, number?
 export class RedisCounters implements Counters {
   constructor(readonly redis: Redis) {
     redis.defineCommand('petstoreIncrement', { numberOfKeys: 2, lua: INCREMENT });
-    redis.defineCommand('petstorePeek', { numberOfKeys: 1, lua: PEEK });
     redis.defineCommand('petstoreRefund', { numberOfKeys: 1, lua: REFUND });
   }
 
   private script(name: string): Script {
     return (...args) => (this.redis as unknown as Record<string, Script>)[name].call(this.redis, ...args);
-  }
-
-  async peek(key: string, windowMs: number): Promise<WindowCount> {
-    const [count, ttl] = await this.script('petstorePeek')(key);
-    return { count, resetInMs: ttl > 0 ? ttl : windowMs };
   }
 
   async increment(key: string, ttl: number, limit: number, blockDuration: number): Promise<Hit> {
@@ -143,20 +123,12 @@ export class ResilientCounters implements Counters, OnModuleDestroy {
     private readonly now: () => number = Date.now,
   ) {}
 
-  get degraded(): boolean {
-    return this.downSince !== undefined;
-  }
-
   markDown(reason: string): void {
     this.fail(new Error(reason));
   }
 
   async onModuleDestroy(): Promise<void> {
     await this.shared.close?.();
-  }
-
-  peek(key: string, windowMs: number): Promise<WindowCount> {
-    return this.run((counters) => counters.peek(key, windowMs));
   }
 
   increment(key: string, ttl: number, limit: number, blockDuration: number, name: string): Promise<Hit> {

@@ -7,7 +7,7 @@ import { ApiException } from '../common/errors/api-exception';
 import { RATE_LIMIT_POLICY } from '../common/openapi/headers';
 import { Metrics } from '../observability/metrics';
 
-export const POLICY_NAME = RATE_LIMIT_POLICY;
+const POLICY = `"${RATE_LIMIT_POLICY}"`;
 
 /** Per API key: the authentication guard runs first and records the caller. Headers: IETF RateLimit draft. */
 @Injectable()
@@ -36,13 +36,13 @@ export class RateLimitGuard extends ThrottlerGuard {
     const { context, limit, ttl, throttler, blockDuration, getTracker, generateKey } = props;
     const request = context.switchToHttp().getRequest<Request>();
     const response = context.switchToHttp().getResponse<Response>();
-    const name = throttler.name ?? POLICY_NAME;
+    const name = throttler.name ?? RATE_LIMIT_POLICY;
     const key = generateKey(context, await getTracker(request, context), name);
     const record = await this.storageService.increment(key, ttl, limit, blockDuration, name);
     const windowSeconds = Math.round(ttl / 1000);
     const reset = record.isBlocked ? record.timeToBlockExpire : record.timeToExpire;
-    response.setHeader('RateLimit-Policy', `"${POLICY_NAME}";q=${limit};w=${windowSeconds}`);
-    response.setHeader('RateLimit', `"${POLICY_NAME}";r=${Math.max(0, limit - record.totalHits)};t=${reset}`);
+    response.setHeader('RateLimit-Policy', `${POLICY};q=${limit};w=${windowSeconds}`);
+    response.setHeader('RateLimit', `${POLICY};r=${Math.max(0, limit - record.totalHits)};t=${reset}`);
     if (record.isBlocked) {
       this.metrics?.rateLimited('per_key');
       throw new ApiException(

@@ -24,15 +24,10 @@ async function redisCounters(url: string, logger: PinoNestLogger): Promise<Count
     retryStrategy: (attempt: number) => Math.min(attempt * 100, 1000),
   });
   redis.on('error', () => undefined); // ResilientCounters reports a failed count
-  let timer: NodeJS.Timeout | undefined;
-  const connected = await Promise.race([
-    once(redis, 'ready').then(
-      () => true,
-      () => false,
-    ),
-    new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), REDIS_CONNECT_WAIT_MS))),
-  ]);
-  clearTimeout(timer);
+  const connected = await once(redis, 'ready', { signal: AbortSignal.timeout(REDIS_CONNECT_WAIT_MS) }).then(
+    () => true,
+    () => false,
+  );
   const counters = new ResilientCounters(new RedisCounters(redis), logger);
   if (!connected) counters.markDown(`Redis at REDIS_URL did not answer within ${REDIS_CONNECT_WAIT_MS} ms`);
   return counters;
@@ -59,10 +54,8 @@ export class RateLimitModule {
         {
           provide: COUNTERS,
           inject: [PinoNestLogger],
-          useFactory: (logger: PinoNestLogger) => {
-            if (config.redisUrl) return redisCounters(config.redisUrl, logger);
-            return new MemoryCounters();
-          },
+          useFactory: (logger: PinoNestLogger) =>
+            config.redisUrl ? redisCounters(config.redisUrl, logger) : new MemoryCounters(),
         },
         {
           provide: FAILED_AUTH_BUDGET,

@@ -163,10 +163,8 @@ export function errorSpec(code: AnyErrorCode): ErrorSpec {
 }
 
 export function errorCodes(): AnyErrorCode[] {
-  return [...catalogue.entries()]
-    .map(([code, spec], index) => ({ code, spec, index }))
-    .sort((a, b) => a.spec.status - b.spec.status || a.index - b.index)
-    .map(({ code }) => code as AnyErrorCode);
+  // A stable sort: within a status, codes keep the order they were declared in.
+  return [...catalogue].sort(([, a], [, b]) => a.status - b.status).map(([code]) => code as AnyErrorCode);
 }
 
 /** Bounds of an error body, which the OpenAPI document states. */

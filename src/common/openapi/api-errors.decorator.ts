@@ -108,12 +108,6 @@ const ERROR_RESPONSES = {
   },
 } as const satisfies Record<number, ErrorResponse>;
 
-export type DocumentedErrorStatus = keyof typeof ERROR_RESPONSES;
-
-export interface ApiErrorsOptions {
-  headers?: ResponseHeaders;
-}
-
 /** Answered by the HTTP layer before any operation runs: documented as `default`. */
 const PROTOCOL_CODES: readonly ErrorCode[] = [
   'bad_request',
@@ -138,18 +132,10 @@ function withExamples(bodies: ReadonlyArray<{ code: AnyErrorCode; message: strin
   };
 }
 
-/** A code with what the document says of it here, where its catalogue entry is not enough. */
-export interface DescribedCode {
-  code: AnyErrorCode;
-  description: string;
-}
+/** A status of ERROR_RESPONSES, a code, or a code with what the document says of it here. */
+type ErrorEntry = keyof typeof ERROR_RESPONSES | AnyErrorCode | Pick<ErrorResponse, 'code' | 'description'>;
 
-export type ErrorEntry = DocumentedErrorStatus | AnyErrorCode | DescribedCode;
-
-function responseOf(entry: ErrorEntry): {
-  status: number;
-  response: ErrorResponse;
-} {
+function responseOf(entry: ErrorEntry): { status: number; response: ErrorResponse } {
   if (typeof entry === 'number') return { status: entry, response: ERROR_RESPONSES[entry] };
   if (typeof entry === 'object') return { status: errorSpec(entry.code).status, response: entry };
   const { status, when } = errorSpec(entry);
@@ -162,7 +148,10 @@ function responseOf(entry: ErrorEntry): {
 }
 
 /** Entries of one status make one response, with each one's text and example. */
-export function ApiErrors(entries: readonly ErrorEntry[], options: ApiErrorsOptions = {}): MethodDecorator {
+export function ApiErrors(
+  entries: readonly ErrorEntry[],
+  options: { headers?: ResponseHeaders } = {},
+): MethodDecorator {
   const byStatus = new Map<number, ErrorResponse[]>();
   for (const { status, response } of entries.map(responseOf))
     byStatus.set(status, [...(byStatus.get(status) ?? []), response]);

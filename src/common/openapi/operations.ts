@@ -9,7 +9,7 @@ import {
 } from '@nestjs/swagger';
 import { AnyErrorCode } from '../errors/error-codes';
 import type { Lifecycle } from '../lifecycle';
-import { ApiPageResponse } from '../pagination/next-link';
+import { API_PREFIX } from '../resource-location';
 import { ApiIdParam, IdPipe } from '../validation/id.pipe';
 import { ApiErrors } from './api-errors.decorator';
 import {
@@ -37,20 +37,34 @@ export function IdParam(resource: Resource): ParameterDecorator {
 
 const capitalised = (text: string) => `${text.charAt(0).toUpperCase()}${text.slice(1)}`;
 
+/** `path`: a list below another resource (`:endpointId/deliveries`), its 404 declared too. */
 export function ListOperation(
   type: Schema,
   resource: Resource,
   filters: readonly string[] = [],
+  path?: string,
 ): MethodDecorator {
+  const kept = ['limit', ...filters].map((name) => `\`${name}\``).join(' and ');
   return applyDecorators(
-    Get(),
-    ApiPageResponse(type, {
-      collection: resource.collection,
-      noun: resource.nouns,
+    Get(path),
+    ApiOkResponse({
       description: `Success: the page of ${resource.nouns}.`,
-      filters,
+      type: [type],
+      headers: {
+        Link: {
+          description:
+            `RFC 8288: \`<...>; rel="next"\` when more ${resource.nouns} match, to the next page (same ${kept}, ` +
+            'and an opaque `cursor`). Absent on the last page.',
+          required: false,
+          schema: {
+            type: 'string',
+            maxLength: 512,
+            pattern: `^</${API_PREFIX}/${resource.collection}\\?[^>]*cursor=[^>]+>; rel="next"$`,
+          },
+        },
+      },
     }),
-    ApiErrors([400, 401, 429, 500, 503]),
+    ApiErrors(path ? [400, 401, 404, 429, 500, 503] : [400, 401, 429, 500, 503]),
     onlyDeclaredSuccess(200),
   );
 }

@@ -2,6 +2,7 @@ import { applyDecorators } from '@nestjs/common';
 import { ApiProperty } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsInt, IsString, Matches, Max, MaxLength, Min, ValidateIf } from 'class-validator';
+import { decimalToNumber } from '../validation/int64';
 
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
@@ -10,10 +11,6 @@ const LIMIT_RULE = `limit must be an integer from 1 to ${MAX_PAGE_SIZE}`;
 const CURSOR_RULE = 'cursor must be the value from a next link';
 const CURSOR_PATTERN = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 const CURSOR_MAX_LENGTH = 200;
-
-/** Only plain decimal digits become a number; anything else stays as sent and fails `@IsInt`. */
-const decimalToNumber = ({ value }: { value: unknown }): unknown =>
-  typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value;
 
 /** On a property initialised to `DEFAULT_PAGE_SIZE`. */
 export function PageLimit(): PropertyDecorator {

@@ -14,6 +14,10 @@ export function parseDecimalInt64(raw: string): bigint | undefined {
   return value >= INT64_MIN && value <= INT64_MAX ? value : undefined;
 }
 
+/** A transform: only plain decimal digits become a number; anything else stays as sent, for its check to refuse. */
+export const decimalToNumber = ({ value }: { value: unknown }): unknown =>
+  typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value;
+
 /** Drivers may hand 64-bit integers back as strings; the values we store stay below 2^53. */
 export const int64AsNumber: ValueTransformer = {
   to: (value: number | null | undefined) => value,

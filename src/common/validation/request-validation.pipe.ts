@@ -9,22 +9,11 @@ import {
 import { getMetadataStorage } from 'class-validator';
 import { LRUCache } from 'lru-cache';
 import { boundedLru } from '../bounded-lru';
-import { ErrorDetail, validationFailed } from '../errors/api-exception';
+import { validationFailed } from '../errors/api-exception';
 
 /** Deeper JSON than this is refused before any library walks it recursively. */
 export const MAX_BODY_DEPTH = 32;
 export const MAX_REMEMBERED_QUERIES = 1000;
-
-function toDetails(errors: ValidationError[]): ErrorDetail[] {
-  return errors.map((error) => ({
-    field: error.property,
-    message: Object.values(error.constraints ?? {})[0] ?? `${error.property} is not valid`,
-  }));
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function depthExceeds(value: unknown, limit: number): boolean {
   const stack: Array<[unknown, number]> = [[value, 1]];
@@ -43,7 +32,13 @@ const BASE_OPTIONS: ValidationPipeOptions = {
   transformOptions: { enableImplicitConversion: false },
   validationError: { target: false, value: false },
   stopAtFirstError: true,
-  exceptionFactory: (errors) => validationFailed(toDetails(errors)),
+  exceptionFactory: (errors: ValidationError[]) =>
+    validationFailed(
+      errors.map((error) => ({
+        field: error.property,
+        message: Object.values(error.constraints ?? {})[0] ?? `${error.property} is not valid`,
+      })),
+    ),
 };
 
 /** Unknown body properties are refused by name; unknown query parameters are ignored. */
@@ -95,7 +90,7 @@ export class RequestValidationPipe implements PipeTransform {
   }
 
   private checkBodyShape(value: unknown, dto: abstract new (...args: never[]) => unknown): void {
-    if (!isPlainObject(value))
+    if (typeof value !== 'object' || value === null || Array.isArray(value))
       throw validationFailed([{ field: 'body', message: 'the request body must be a JSON object' }]);
     const known = this.propertiesOf(dto);
     const unknown = Object.keys(value).filter((key) => !known.has(key));
