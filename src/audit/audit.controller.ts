@@ -29,7 +29,6 @@ export class AuditController {
 
   /**
    * List audit events
-   *
    * @remarks Oldest first, optionally only those of one key, one collection or a time range; never
    * a secret.
    */

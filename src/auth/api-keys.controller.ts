@@ -75,7 +75,6 @@ export class ApiKeysController {
 
   /**
    * List API keys
-   *
    * @remarks Every key, revoked ones included, in ascending id order; never a secret.
    */
   @ListOperation(ApiKeyDto, KEYS)
@@ -92,7 +91,6 @@ export class ApiKeysController {
 
   /**
    * Make an API key
-   *
    * @remarks A key with these scopes, each of which the key sending this must hold. The answer
    * holds its secret, once.
    */
@@ -122,7 +120,6 @@ export class ApiKeysController {
 
   /**
    * Get an API key
-   *
    * @remarks The key with this id, never its secret.
    */
   @GetOperation(ApiKeyDto, KEYS)
@@ -132,7 +129,6 @@ export class ApiKeysController {
 
   /**
    * Change an API key
-   *
    * @remarks A JSON merge patch (RFC 7396) of its name, scopes or expiry; a revoked key is 409.
    * New scopes must be held by the key sending this.
    */
@@ -158,7 +154,6 @@ export class ApiKeysController {
 
   /**
    * Rotate an API key's secret
-   *
    * @remarks A new secret, in the answer once. The previous one keeps working for `graceSeconds`
    * (default a day, at most 7 days), so that clients can move to the new one without downtime.
    */
@@ -180,7 +175,6 @@ export class ApiKeysController {
 
   /**
    * Revoke an API key
-   *
    * @remarks Both its secrets stop working on every instance within a second. The key stays
    * listed, with `revokedAt`; revoking it again changes nothing.
    */

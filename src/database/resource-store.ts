@@ -66,8 +66,8 @@ type Target = EntityTarget<ObjectLiteral>;
 const gathered = new WeakMap<EntityManager, Map<Target, ObjectLiteral[]>>();
 
 /**
- * Inserts `rows` into `target` in `transaction`: gathered, as one INSERT done last (after `first`),
- * when runTransaction began it, so that a group of creates writes one; else at once.
+ * Inserts `rows` (never read back) into `target`: gathered into one INSERT done last, after `first`,
+ * in a transaction runTransaction began (a group of creates writes one); else at once.
  */
 export async function insertLast(
   transaction: EntityManager,
@@ -84,7 +84,6 @@ export async function insertLast(
   }
   const write = async () => {
     await first?.(transaction);
-    // Nothing is read back: these rows are never answered, so their generated ids are not needed.
     await transaction.createQueryBuilder().insert().into(target).values(rows).updateEntity(false).execute();
   };
   if (!last) return write();

@@ -16,12 +16,7 @@ const RANGES: Record<string, string> = {
   '6to4': '6to4',
 };
 
-/**
- * Why `ip` must never be contacted by a webhook, or undefined for a public unicast address. Only
- * what ipaddr.js calls `unicast` (globally routable) passes: loopback, private, link-local and so
- * metadata (169.254.169.254, fd00:ec2::254), carrier-grade NAT, reserved, multicast, and IPv6
- * forms that carry an IPv4 address inside (mapped, NAT64, 6to4, Teredo) are refused.
- */
+/** Why a webhook must never contact `ip`, or undefined: only ipaddr.js's `unicast` (globally routable) passes. */
 export function forbiddenAddress(ip: string): string | undefined {
   if (!ipaddr.isValid(ip)) return 'not an IP address';
   let address = ipaddr.parse(ip);
@@ -39,10 +34,7 @@ const lookupAll: Lookup = (hostname, options) =>
 /** The host of a URL, without the brackets of an IPv6 literal. */
 const hostOf = (url: URL) => url.hostname.replace(/^\[(.*)\]$/, '$1');
 
-/**
- * What is wrong with `url` as a webhook endpoint, or undefined. It resolves the name (every
- * address must be public) but never connects: registering an endpoint sends it nothing.
- */
+/** What is wrong with `url` as a webhook endpoint, or undefined; it resolves the name but never connects. */
 export async function checkEndpointUrl(
   url: string,
   policy: AddressPolicy,
@@ -82,11 +74,7 @@ type LookupCallback = (
   family?: number,
 ) => void;
 
-/**
- * `lookup` for `http.request`: the addresses a delivery connects to are checked when it
- * connects, since DNS may answer otherwise than at registration. (Node calls no lookup for an IP
- * literal: `refusedHost` checks those.)
- */
+/** `lookup` for `http.request`: DNS may answer otherwise than at registration (IP literals: `refusedHost`). */
 export function guardedLookup(policy: AddressPolicy) {
   return (hostname: string, options: { all?: boolean }, callback: LookupCallback): void => {
     dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {

@@ -12,7 +12,6 @@ export class EventEntity {
   @Column({ type: 'varchar', length: 100 })
   type!: string;
 
-  @Index('idx_events_at')
   @Column({ type: 'bigint', transformer: int64AsNumber })
   at!: number;
 

@@ -23,7 +23,6 @@ export class EventsController {
 
   /**
    * List events
-   *
    * @remarks Oldest first, optionally only those after one event (`after`) or of one type or
    * pattern (`pet.*`). No event is ever listed before one committed earlier.
    */

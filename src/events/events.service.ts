@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { Between, EntityManager, FindOptionsWhere, Like, MoreThan, Repository } from 'typeorm';
+import { EntityManager, FindOptionsWhere, Like, MoreThan, Repository } from 'typeorm';
 import { ChangeEvent, EventOutbox } from '../common/event-outbox';
 import { validationFailed } from '../common/errors/api-exception';
 import { decodeCursor, encodeCursor } from '../common/pagination/cursor';
@@ -100,7 +100,7 @@ export class EventsService implements EventOutbox, OnApplicationBootstrap, OnApp
     return { items, nextCursor: encodeCursor({ afterId: items[items.length - 1].id, filter: filterText }) };
   }
 
-  /** Events, and the deliveries made of them, older than the retention; in bounded batches. */
+  /** Events and deliveries past the retention, in batches from the lowest (oldest) ids: time has no index. */
   async prune(now = Date.now()): Promise<number> {
     const cutoff = now - this.options.retentionDays * DAY_MS;
     let removed = 0;
@@ -109,11 +109,12 @@ export class EventsService implements EventOutbox, OnApplicationBootstrap, OnApp
       [this.deliveries, 'createdAt'],
     ] as const) {
       for (;;) {
-        const old = await (repository as Repository<{ id: number }>).find({
-          select: { id: true },
-          where: { [column]: Between(0, cutoff - 1) },
+        const oldest = (await (repository as Repository<{ id: number }>).find({
+          select: { id: true, [column]: true },
+          order: { id: 'ASC' },
           take: PRUNE_BATCH,
-        });
+        })) as Array<{ id: number } & Record<typeof column, number>>;
+        const old = oldest.filter((row) => row[column] < cutoff);
         if (old.length > 0) await repository.delete(old.map(({ id }) => id));
         if (repository === this.events) removed += old.length;
         if (old.length < PRUNE_BATCH) break;
@@ -136,10 +137,7 @@ export class EventsService implements EventOutbox, OnApplicationBootstrap, OnApp
   }
 }
 
-/**
- * PostgreSQL hands ids out before commit: held from the insert to the commit, the lock makes
- * events visible in id order, so that a reader that saw id N never later meets a smaller one.
- */
+/** PostgreSQL hands ids out before commit: held from insert to commit, the lock makes them visible in order. */
 async function inIdOrder(transaction: EntityManager): Promise<void> {
   if (transaction.connection.options.type === 'postgres')
     await transaction.query("SELECT pg_advisory_xact_lock(hashtext('petstore_events'))");

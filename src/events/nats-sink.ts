@@ -22,10 +22,7 @@ export class NatsSink implements EventSink {
     private readonly timeoutMs: number,
   ) {}
 
-  /**
-   * Connects (rejecting when no server answers; once connected, reconnecting forever) and makes
-   * the stream if it is missing; an existing stream's settings are its operator's.
-   */
+  /** Connects (then reconnects forever) and makes the stream if missing; an existing one is left as it is. */
   static async connect(
     servers: string,
     { stream = 'PETSTORE_EVENTS', subjectPrefix = 'petstore.events', timeoutMs = 5000 }: NatsSinkOptions = {},
@@ -55,7 +52,6 @@ export class NatsSink implements EventSink {
           duplicate_window: DUPLICATE_WINDOW_NS,
         })
         .catch(async (error: unknown) => {
-          // Another instance made it meanwhile.
           if (
             !(await manager.streams.info(stream).then(
               () => true,

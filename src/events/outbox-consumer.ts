@@ -6,10 +6,9 @@ import { OutboxPositionEntity } from './outbox-position.entity';
 export const OUTBOX_BATCH = 500;
 
 /**
- * One step of a consumer of the outbox: the events after its position, handed on `before` the
- * position moves (a sink that drops duplicates) or `within` the transaction that moves it. The
- * move is a compare-and-set: of instances that read the same events, one commits, the others roll
- * back. Events are visible in id order (events.service.ts), so a position never skips one.
+ * One step of an outbox consumer: the events after its position, handed on `before` it moves or
+ * `within` the transaction that moves it by compare-and-set (of instances that read the same
+ * events, one commits). Events become visible in id order, so a position never skips one.
  */
 export async function consumeOutbox(
   connection: DataSource,
@@ -53,11 +52,7 @@ export async function consumeOutbox(
 
 class Overtaken extends Error {}
 
-/**
- * Moves a consumer past the events made before `before` without reading them: for one that has
- * nowhere to send them (webhooks with no endpoint on). Only forward, so a step that read them
- * meanwhile loses its compare-and-set and reads on from here.
- */
+/** Moves a consumer that has nowhere to send them past the events made before `before`, unread; only forward. */
 export async function skipOutbox(connection: DataSource, name: string, before: number): Promise<void> {
   const raw = await connection
     .getRepository(EventEntity)
@@ -73,9 +68,8 @@ export async function skipOutbox(connection: DataSource, name: string, before: n
 }
 
 /**
- * Runs `step` one at a time: when woken (a commit made events, a retry fell due), at most every
- * `gapMs`, and every `idleMs` in any case, for what another instance committed or left behind.
- * Polling alone would cost every request a share of its queries; waking alone would miss those.
+ * Runs `step` one at a time: when woken (a commit, a retry due), at most every `gapMs`, and every
+ * `idleMs` for what other instances did. Polling alone would cost every request a share.
  */
 export class Ticker {
   private timer?: NodeJS.Timeout;

@@ -30,11 +30,9 @@ const SKIP_EVERY_MS = 60_000;
 const CLOCK_SKEW_MS = 300_000;
 
 /**
- * Turns committed events into deliveries (one per endpoint that takes the type, made once across
- * instances), then sends the due ones, at most `concurrency` at a time per instance. A delivery is
- * claimed by moving its `nextAttemptAt` past the attempt (the lease, under `SKIP LOCKED` on
- * PostgreSQL), so one attempt at most is in flight; an instance that dies mid-attempt leaves it to
- * be taken again when the lease ends.
+ * Turns events into deliveries (once across instances), then sends the due ones, `concurrency` at
+ * most per instance. A claim moves `nextAttemptAt` past the attempt (a lease; `SKIP LOCKED` on
+ * PostgreSQL): one attempt in flight at most, and one cut short by a crash is taken again later.
  */
 @Injectable()
 export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -119,7 +117,6 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
       return rows.map((row) => ({ ...row, nextAttemptAt: lease }));
     });
     if (claimed.length === 0) return;
-    // What the claimed deliveries need, read once for all of them.
     const byId = <T extends { id: number }>(rows: T[]) => new Map(rows.map((row) => [row.id, row]));
     const distinct = (ids: number[]) => In([...new Set(ids)]);
     const [endpoints, events] = await Promise.all([

@@ -65,7 +65,6 @@ export class WebhookEndpointsController {
 
   /**
    * List webhook endpoints
-   *
    * @remarks In ascending id order; never a secret.
    */
   @ListOperation(WebhookEndpointDto, ENDPOINTS)
@@ -80,7 +79,6 @@ export class WebhookEndpointsController {
 
   /**
    * Add a webhook endpoint
-   *
    * @remarks Its address is checked (a public address, `https` unless the service allows `http`),
    * never contacted. The answer holds its signing secret, once.
    */
@@ -111,7 +109,6 @@ export class WebhookEndpointsController {
 
   /**
    * Get a webhook endpoint
-   *
    * @remarks The endpoint with this id, never its secret.
    */
   @GetOperation(WebhookEndpointDto, ENDPOINTS, { versioned: true })
@@ -124,7 +121,6 @@ export class WebhookEndpointsController {
 
   /**
    * Change a webhook endpoint
-   *
    * @remarks A JSON merge patch (RFC 7396) of its address, description, event types or `enabled`;
    * `If-Match` must name its current `ETag`.
    */
@@ -142,7 +138,6 @@ export class WebhookEndpointsController {
 
   /**
    * Remove a webhook endpoint
-   *
    * @remarks Nothing more is delivered to it; its deliveries go with it.
    */
   @DeleteOperation(ENDPOINTS)
@@ -156,7 +151,6 @@ export class WebhookEndpointsController {
 
   /**
    * Rotate a webhook endpoint's secret
-   *
    * @remarks A new signing secret, in the answer once. For `graceSeconds` (default a day, at most 7
    * days) deliveries carry a signature by each secret, so that the receiver can move to the new one.
    */
@@ -182,7 +176,6 @@ export class WebhookEndpointsController {
 
   /**
    * List an endpoint's deliveries
-   *
    * @remarks Newest first, each with its last attempts (status, error, the start of the answer).
    */
   @ListOperation(WebhookDeliveryDto, DELIVERIES, ['status'], DELIVERY)
@@ -200,7 +193,6 @@ export class WebhookEndpointsController {
 
   /**
    * Re-send a delivery
-   *
    * @remarks A delivery that failed (or succeeded) is attempted again, soon, then on the retry
    * schedule; a pending one is 409.
    */

@@ -114,7 +114,6 @@ export class WebhookEndpointsService {
     }
   }
 
-  /** Turned off by the service: its receiver answered 410 Gone. */
   async disable(id: number, reason: string): Promise<void> {
     await this.endpoints.update(id, { enabled: false, disabledReason: reason }, () => undefined);
   }

@@ -18,8 +18,7 @@ export interface SendOptions {
   excerptBytes: number;
 }
 
-// Kept-alive sockets spare a connect (and a TLS handshake) per delivery to the same receiver;
-// the address was checked when each one connected. Idle ones close before a receiver's would.
+// Kept alive: a connect and TLS handshake less per delivery; each socket's address was checked as it connected.
 const agents = {
   'http:': new http.Agent({ keepAlive: true, timeout: 4000 }),
   'https:': new https.Agent({ keepAlive: true, timeout: 4000 }),

@@ -20,9 +20,8 @@ export const EVENT_TYPE = {
 } as const;
 
 /**
- * A committed change, as the feed lists it and a webhook delivers it (Standard Webhooks' payload).
- * `data` is the record as answered after the change, with its `version`; a status change also
- * has `previousStatus`; a `.deleted` event holds the record as it was.
+ * A committed change, as the feed lists it and a webhook delivers it. `data`: the record as answered
+ * after the change, with `version`, `previousStatus` on a status change; for `.deleted`, as it was.
  */
 @ApiSchema({ name: 'Event' })
 export class EventDto {
