@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import * as sqlite3 from 'sqlite3';
@@ -92,7 +92,7 @@ sqliteOnly('SQLite disk trouble (e2e)', () => {
     const dir = tempDir();
     const mountPoint = join(dir.path, 'small-disk');
     mkdirSync(mountPoint);
-    if (process.getuid?.() !== 0 || !tryRun('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', mountPoint])) {
+    if (process.getuid?.() !== 0 || !tryRun('mount', ['-t', 'tmpfs', '-o', 'size=4m', 'tmpfs', mountPoint])) {
       console.warn('skipped: mounting a size-limited tmpfs needs root and a machine that allows mounts');
       dir.cleanup();
       return;
@@ -103,7 +103,9 @@ sqliteOnly('SQLite disk trouble (e2e)', () => {
       await boot(database);
       for (let i = 0; i < 20; i++) expect((await create()).status).toBe(201);
 
-      // Fill the disk to the last byte.
+      // Fill the disk to the last byte, a known room of it in a file of its own, freed later.
+      const room = join(mountPoint, 'room');
+      writeFileSync(room, Buffer.alloc(256 * 1024));
       const fd = openSync(filler, 'w');
       try {
         for (const size of [4096, 1]) {
@@ -134,6 +136,7 @@ sqliteOnly('SQLite disk trouble (e2e)', () => {
 
       // Room again: the next create succeeds, without a restart.
       rmSync(filler);
+      rmSync(room);
       expect((await create()).status).toBe(201);
       expect((await create()).status).toBe(201);
       await app!.close();

@@ -21,10 +21,10 @@ export async function consumeOutbox(
   },
 ): Promise<number> {
   const positions = connection.getRepository(OutboxPositionEntity);
-  const position = (await positions.findOneBy({ name }))?.position;
+  let position = (await positions.findOneBy({ name }))?.position;
   if (position === undefined) {
     await positions.insert({ name, position: 0 }).catch(() => undefined); // another instance did
-    return consumeOutbox(connection, name, handle);
+    position = (await positions.findOneByOrFail({ name })).position;
   }
   const events = await connection.getRepository(EventEntity).find({
     ...(handle.columns ? { select: handle.columns } : {}),

@@ -26,6 +26,7 @@ export const ATTEMPT_TIMEOUT_MS = 15_000;
 const LEASE_MS = ATTEMPT_TIMEOUT_MS + 15_000;
 const KEPT_ATTEMPTS = 10;
 const SKIP_EVERY_MS = 60_000;
+const MAX_RETRY_AFTER_MS = 86_400_000;
 /** More than instances' clocks differ by: the `at` of an event and the `createdAt` of an endpoint compare. */
 const CLOCK_SKEW_MS = 300_000;
 
@@ -42,6 +43,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
   private readonly inFlight = new Set<Promise<void>>();
   private failing = false;
   private skipped = 0;
+  private claiming?: Promise<void>;
+  private stopping = false;
 
   constructor(
     @InjectDataSource() private readonly connection: DataSource,
@@ -61,7 +64,9 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
 
   /** No new attempt; those in flight end (each within its timeout) before the database closes. */
   async beforeApplicationShutdown(): Promise<void> {
+    this.stopping = true;
     await this.ticker.stop();
+    await this.claiming;
     await Promise.allSettled([...this.inFlight]);
   }
 
@@ -90,7 +95,12 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     }
   }
 
-  private async sendDue(): Promise<void> {
+  /** One claim at a time, so that the attempts in flight never exceed `concurrency`. */
+  private sendDue(): Promise<void> {
+    return (this.claiming ??= this.claim().finally(() => (this.claiming = undefined)));
+  }
+
+  private async claim(): Promise<void> {
     const room = this.options.concurrency - this.inFlight.size;
     if (room <= 0) return;
     const repository = this.connection.getRepository(WebhookDeliveryEntity);
@@ -129,6 +139,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
         .findBy({ id: distinct(claimed.map((delivery) => delivery.eventId)) })
         .then(byId),
     ]);
+    const backlog = claimed.length === room;
     for (const delivery of claimed) {
       const endpoint = endpoints.get(delivery.endpointId);
       if (!endpoint) continue; // removed: its deliveries went with it
@@ -138,7 +149,9 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
         )
         .finally(() => {
           this.inFlight.delete(attempt);
-          this.ticker.wake();
+          // A full claim means more are due: take the next ones as half the room frees up.
+          if (backlog && !this.stopping && this.inFlight.size <= this.options.concurrency / 2)
+            void this.sendDue().catch(() => undefined);
         });
       this.inFlight.add(attempt);
     }
@@ -206,7 +219,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     const next =
       ok || gone || !retryable || tries > schedule.length
         ? undefined
-        : Date.now() + Math.max(jittered(schedule[tries - 1]), retryAfterMs ?? 0);
+        : Date.now() +
+          Math.max(jittered(schedule[tries - 1]), Math.min(retryAfterMs ?? 0, MAX_RETRY_AFTER_MS));
     if (next !== undefined) this.ticker.wake(next - Date.now());
     const outcome = ok ? 'succeeded' : next === undefined ? 'failed' : 'pending';
     await this.connection.getRepository(WebhookDeliveryEntity).update(
