@@ -5,6 +5,7 @@ import { Between, EntityManager, FindOptionsWhere, MoreThan, Repository } from '
 import { callerOf } from '../auth/caller';
 import { AuditedChange, AuditLog } from '../common/audit-context';
 import { insertLast } from '../database/resource-store';
+import { DAY_MS, pruneBefore, pruneHourly } from '../database/retention';
 import { decodeCursor, encodeCursor } from '../common/pagination/cursor';
 import { Page } from '../common/pagination/page';
 import { requestIdOf } from '../http/request-log';
@@ -24,14 +25,10 @@ export interface AuditFilter {
   until?: number;
 }
 
-const PRUNE_EVERY_MS = 3_600_000;
-const PRUNE_BATCH = 1000;
-const DAY_MS = 86_400_000;
-
 @Injectable()
 export class AuditService implements AuditLog, OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('Audit');
-  private pruning?: NodeJS.Timeout;
+  private stopPruning?: () => void;
 
   constructor(
     @InjectRepository(AuditEventEntity) private readonly events: Repository<AuditEventEntity>,
@@ -76,33 +73,16 @@ export class AuditService implements AuditLog, OnApplicationBootstrap, OnApplica
     return { items, nextCursor: encodeCursor({ afterId: items[items.length - 1].id, filter: filterText }) };
   }
 
-  /** Events older than the retention, in bounded batches; returns how many went. */
-  async prune(now = Date.now()): Promise<number> {
-    const cutoff = now - this.options.retentionDays * DAY_MS;
-    let removed = 0;
-    for (;;) {
-      const old = await this.events.find({
-        select: { id: true },
-        where: { at: Between(0, cutoff - 1) },
-        take: PRUNE_BATCH,
-      });
-      if (old.length === 0) return removed;
-      await this.events.delete(old.map(({ id }) => id));
-      removed += old.length;
-      if (old.length < PRUNE_BATCH) return removed;
-    }
+  /** Events older than the retention; returns how many went. */
+  prune(now = Date.now()): Promise<number> {
+    return pruneBefore(this.events, 'at', now - this.options.retentionDays * DAY_MS);
   }
 
   onApplicationBootstrap(): void {
-    const prune = () =>
-      void this.prune().catch((error: unknown) =>
-        this.logger.warn(`pruning audit events failed: ${(error as Error).message}`),
-      );
-    this.pruning = setInterval(prune, PRUNE_EVERY_MS).unref();
-    prune();
+    this.stopPruning = pruneHourly(this.logger, 'audit events', () => this.prune());
   }
 
   onApplicationShutdown(): void {
-    clearInterval(this.pruning);
+    this.stopPruning?.();
   }
 }

@@ -6,6 +6,7 @@ import { validationFailed } from '../common/errors/api-exception';
 import { decodeCursor, encodeCursor } from '../common/pagination/cursor';
 import { Page } from '../common/pagination/page';
 import { insertLast, whenCommitted } from '../database/resource-store';
+import { DAY_MS, pruneBefore, pruneHourly } from '../database/retention';
 import { EventEntity } from './event.entity';
 import { PublishedEvent } from './event-sink';
 import { WebhookDeliveryEntity } from './webhook-delivery.entity';
@@ -44,15 +45,11 @@ export function matchesType(pattern: string, type: string): boolean {
   );
 }
 
-const PRUNE_EVERY_MS = 3_600_000;
-const PRUNE_BATCH = 1000;
-const DAY_MS = 86_400_000;
-
 /** The outbox: events written in their change's transaction, read back as the feed, pruned after the retention. */
 @Injectable()
 export class EventsService implements EventOutbox, OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('Events');
-  private pruning?: NodeJS.Timeout;
+  private stopPruning?: () => void;
 
   constructor(
     @InjectRepository(EventEntity) private readonly events: Repository<EventEntity>,
@@ -100,40 +97,20 @@ export class EventsService implements EventOutbox, OnApplicationBootstrap, OnApp
     return { items, nextCursor: encodeCursor({ afterId: items[items.length - 1].id, filter: filterText }) };
   }
 
-  /** Events and deliveries past the retention, in batches from the lowest (oldest) ids: time has no index. */
+  /** Events, and the deliveries made of them, past the retention; returns how many events went. */
   async prune(now = Date.now()): Promise<number> {
     const cutoff = now - this.options.retentionDays * DAY_MS;
-    let removed = 0;
-    for (const [repository, column] of [
-      [this.events, 'at'],
-      [this.deliveries, 'createdAt'],
-    ] as const) {
-      for (;;) {
-        const oldest = (await (repository as Repository<{ id: number }>).find({
-          select: { id: true, [column]: true },
-          order: { id: 'ASC' },
-          take: PRUNE_BATCH,
-        })) as Array<{ id: number } & Record<typeof column, number>>;
-        const old = oldest.filter((row) => row[column] < cutoff);
-        if (old.length > 0) await repository.delete(old.map(({ id }) => id));
-        if (repository === this.events) removed += old.length;
-        if (old.length < PRUNE_BATCH) break;
-      }
-    }
+    const removed = await pruneBefore(this.events, 'at', cutoff);
+    await pruneBefore(this.deliveries, 'createdAt', cutoff);
     return removed;
   }
 
   onApplicationBootstrap(): void {
-    const prune = () =>
-      void this.prune().catch((error: unknown) =>
-        this.logger.warn(`pruning events failed: ${(error as Error).message}`),
-      );
-    this.pruning = setInterval(prune, PRUNE_EVERY_MS).unref();
-    prune();
+    this.stopPruning = pruneHourly(this.logger, 'events', () => this.prune());
   }
 
   onApplicationShutdown(): void {
-    clearInterval(this.pruning);
+    this.stopPruning?.();
   }
 }
 

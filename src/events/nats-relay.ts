@@ -15,10 +15,7 @@ import { consumeOutbox, OUTBOX_BATCH, Ticker } from './outbox-consumer';
 
 export const NATS_URL = Symbol('NATS_URL');
 
-/**
- * The outbox, also to NATS JetStream: published, then the position moves. A crash in between
- * publishes the batch again, and the stream drops each event it already has (`Nats-Msg-Id`).
- */
+/** The outbox to NATS JetStream, published before the position moves: the stream drops ids it has. */
 @Injectable()
 export class NatsRelay implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('Events');

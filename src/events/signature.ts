@@ -7,11 +7,7 @@ export function newSigningSecret(): string {
   return `${PREFIX}${randomBytes(32).toString('base64')}`;
 }
 
-/**
- * Standard Webhooks' headers of one delivery: `webhook-signature` holds `v1,` and the base64
- * HMAC-SHA256 of `id.timestamp.body` under each secret (the current first; during a rotation the
- * previous too), space separated, so that a receiver holding either verifies it.
- */
+/** Standard Webhooks' headers: a `v1,` HMAC-SHA256 of `id.timestamp.body` per secret (two while one rotates out). */
 export function signatureHeaders(
   secrets: readonly string[],
   id: string,

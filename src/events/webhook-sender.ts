@@ -39,10 +39,7 @@ function retryAfterMs(header: string | undefined): number | undefined {
   return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
 }
 
-/**
- * POSTs `body` once and never throws: no redirect is followed (a 3xx is a failure), the whole
- * attempt ends at `timeoutMs`, and no more than `excerptBytes` of the answer are read.
- */
+/** POSTs once, never throws, follows no redirect, ends at `timeoutMs` and reads `excerptBytes` at most. */
 export function send(
   target: { url: string; headers: Record<string, string>; body: string },
   { policy, timeoutMs, excerptBytes }: SendOptions,
