@@ -10,13 +10,26 @@
  * on a fresh temporary database and seeded (--seed, 1000); then, scenario by scenario
  * (--scenarios, all), --rounds (8) runs of --duration s (3) at --connections (32) per server,
  * each after a 1 s warm-up. Both servers run pinned to the last CPU when taskset is there.
- * --a-flags / --b-flags give one side node flags (e.g. "--max-old-space-size=64").
+ * --a-flags / --b-flags give one side node flags (e.g. "--max-old-space-size=64"). --webhook
+ * subscribes a local receiver (answering 204) to every event of each side that has webhooks, so
+ * that deliveries run during the rounds and their CPU counts in the side's.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { BenchContext, canPin, errorsOf, load, ROOT, SCENARIOS, seed, Server } from './support';
+import {
+  BenchContext,
+  canPin,
+  errorsOf,
+  load,
+  registerWebhook,
+  ROOT,
+  SCENARIOS,
+  seed,
+  Server,
+  startReceiver,
+} from './support';
 
 interface Side {
   name: string;
@@ -35,7 +48,8 @@ function parse(argv: string[]) {
   const positional: string[] = [];
   const named: Record<string, string> = {};
   for (let i = 0; i < argv.length; i++) {
-    if (argv[i].startsWith('--')) named[argv[i].slice(2)] = argv[++i] ?? '';
+    if (argv[i] === '--webhook') named.webhook = 'yes';
+    else if (argv[i].startsWith('--')) named[argv[i].slice(2)] = argv[++i] ?? '';
     else positional.push(argv[i]);
   }
   if (positional.length !== 2)
@@ -57,6 +71,7 @@ function parse(argv: string[]) {
     duration: number('duration', 3),
     connections: number('connections', 32),
     seed: number('seed', 1000),
+    webhook: named.webhook === 'yes',
   };
 }
 
@@ -92,6 +107,7 @@ async function main(): Promise<void> {
   const pin = canPin();
   const dir = mkdtempSync(join(tmpdir(), 'petstore-compare-'));
   const servers: Server[] = [];
+  const receivers = options.webhook ? await Promise.all(options.sides.map(() => startReceiver())) : [];
   try {
     for (const side of options.sides) side.entry = builtEntry(side.entry, dir);
     const contexts: BenchContext[] = [];
@@ -99,9 +115,12 @@ async function main(): Promise<void> {
       const server = await Server.start(side.entry, join(dir, `${side.name}.sqlite`), {
         pin,
         nodeArgs: side.flags,
+        env: options.webhook ? { WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' } : {},
       });
       servers.push(server);
       const { baseUrl } = await server.ready();
+      if (options.webhook && !(await registerWebhook(baseUrl, receivers[index].url)))
+        console.log(`${side.name} has no webhooks: measured without deliveries`);
       contexts.push({ baseUrl, ids: await seed(baseUrl, options.seed) });
       console.log(`${side.name}: ${[...side.flags, side.entry].join(' ')} (pid ${servers[index].child.pid})`);
     }
@@ -160,7 +179,11 @@ async function main(): Promise<void> {
       console.log(`${options.sides[index].name} peak RSS: ${server.peakRssMb()?.toFixed(0) ?? 'n/a'} MB`),
     );
   } finally {
+    receivers.forEach((receiver, index) =>
+      console.log(`${options.sides[index].name} webhook deliveries received: ${receiver.received()}`),
+    );
     await Promise.all(servers.map((server) => server.stop()));
+    for (const receiver of receivers) receiver.server.close();
     removeWorktrees(dir);
   }
 }

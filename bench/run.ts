@@ -29,23 +29,22 @@
  * A new scenario is one more entry in SCENARIOS.
  */
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { Database } from 'sqlite3';
 import { compareGeneratedModule } from './generated-module';
 import {
-  AUTH,
   BASELINES,
   BenchContext,
   check,
   measure,
+  registerWebhook,
   ROOT,
   Row,
   Scenario,
   SCENARIOS,
   SEED_STATUSES,
+  startReceiver,
   seed,
   Server,
   table,
@@ -240,30 +239,6 @@ async function main(): Promise<void> {
     receiver?.server.close();
     rmSync(dir, { recursive: true, force: true });
   }
-}
-
-/** A receiver that answers every delivery 204 at once, counting them. */
-async function startReceiver() {
-  let received = 0;
-  const server = createServer((req, res) => {
-    req.resume().on('end', () => {
-      received++;
-      res.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return { server, url: `http://127.0.0.1:${port}/hook`, received: () => received };
-}
-
-async function registerWebhook(baseUrl: string, url: string): Promise<void> {
-  const res = await fetch(`${baseUrl}/v1/webhook-endpoints`, {
-    method: 'POST',
-    headers: { ...AUTH, 'content-type': 'application/json' },
-    body: JSON.stringify({ url }),
-  });
-  if (res.status !== 201)
-    throw new Error(`registering the webhook answered ${res.status}: ${await res.text()}`);
 }
 
 /**

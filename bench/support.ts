@@ -4,6 +4,7 @@ import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { AddressInfo, createServer } from 'node:net';
 import { cpus } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -416,4 +417,31 @@ export function table(rows: Row[]): string {
       .map((cell, column) => (column < 2 ? cell.padEnd(widths[column]) : cell.padStart(widths[column])))
       .join('  ');
   return [format(header), ...lines.map(format)].join('\n');
+}
+
+/** A receiver that answers every delivery 204 at once, counting them. */
+export async function startReceiver() {
+  let received = 0;
+  const server = createHttpServer((req, res) => {
+    req.resume().on('end', () => {
+      received++;
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { server, url: `http://127.0.0.1:${port}/hook`, received: () => received };
+}
+
+/** Subscribes `url` to every event; false where the build has no webhooks (404). */
+export async function registerWebhook(baseUrl: string, url: string): Promise<boolean> {
+  const res = await fetch(`${baseUrl}/v1/webhook-endpoints`, {
+    method: 'POST',
+    headers: { ...AUTH, 'content-type': 'application/json' },
+    body: JSON.stringify({ url }),
+  });
+  if (res.status === 404) return false;
+  if (res.status !== 201)
+    throw new Error(`registering the webhook answered ${res.status}: ${await res.text()}`);
+  return true;
 }

@@ -397,15 +397,13 @@ describeFleet('Three instances behind nginx through restarts and faults (e2e)', 
       }
       return receipts;
     };
-    const undelivered = () =>
-      events
+    // The receipts indexed once per check: per event, the check starved the receiver (this process).
+    const undelivered = () => {
+      const receipts = byId();
+      return events
         .map((event) => eventId(Number(event.id)))
-        .filter(
-          (id) =>
-            !byId()
-              .get(id)
-              ?.some((r) => r.status === 200),
-        );
+        .filter((id) => !receipts.get(id)?.some((r) => r.status === 200));
+    };
     const deadline = Date.now() + RETRY_SCHEDULE.reduce((sum, ms) => sum + ms, 0) + 60_000;
     while (undelivered().length > 0 && Date.now() < deadline) await sleep(250);
     const receipts = byId();

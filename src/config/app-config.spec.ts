@@ -53,7 +53,7 @@ describe('loadConfig', () => {
         allowHttp: false,
         allowPrivateNetworks: false,
         retrySchedule: '5s,5m,30m,2h,5h,10h,10h',
-        concurrency: 16,
+        concurrency: 64,
       },
       docs: {
         swaggerEnabled: true,

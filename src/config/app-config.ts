@@ -160,7 +160,7 @@ export class EventsConfig {
   @Satisfies(retryScheduleProblem)
   retrySchedule = '5s,5m,30m,2h,5h,10h,10h';
   /** Attempts in flight at once, per instance. */
-  @Variable('WEBHOOK_CONCURRENCY') @Integer(1, 1000) concurrency = 16;
+  @Variable('WEBHOOK_CONCURRENCY') @Integer(1, 1000) concurrency = 64;
 }
 
 export class DocsConfig {
