@@ -13,10 +13,7 @@ export interface Delivery {
   data: string;
 }
 
-/**
- * Signing and HTTP in a worker thread of their own, started on the first delivery: with
- * deliveries running, a create cost 1.6x on the API's thread when they shared it (measured).
- */
+/** Signing and HTTP on a worker thread, started with the first delivery (architecture.md: why). */
 export class DeliveryThread {
   private worker?: Worker;
   private jobs = 0;
@@ -36,7 +33,6 @@ export class DeliveryThread {
     return new Promise((resolve) => this.waiting.set(job, resolve));
   }
 
-  /** Once nothing is waiting (the caller awaits its attempts first). */
   async stop(): Promise<void> {
     await this.worker?.terminate();
   }

@@ -172,7 +172,6 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     return this.thread.send({ url: endpoint.url, secrets, eventId: eventId(event.id), type, at, data });
   }
 
-  /** Only while this attempt still holds the lease: a late answer never overwrites a newer attempt. */
   private async record(delivery: Claimed, at: number, result: Attempt, retryable: boolean): Promise<void> {
     const tries = delivery.tries + 1;
     const { ok, status, error, excerpt, durationMs, retryAfterMs } = result;
@@ -268,10 +267,7 @@ async function writeOutcomes(connection: DataSource, outcomes: Outcome[]): Promi
   );
 }
 
-/**
- * Leases up to `room` due deliveries in one statement (`SKIP LOCKED` on PostgreSQL). Not a
- * transaction: on SQLite one waiting keeps every promise of the process slower (sqlite-gate.ts).
- */
+/** Leases at most `room` due deliveries in one statement: a transaction would slow others (sqlite-gate.ts). */
 async function claimDue(connection: DataSource, room: number, now: number): Promise<Claimed[]> {
   const postgres = connection.options.type === 'postgres';
   const [at, limit, lease] = postgres ? ['$1', '$2', '$3'] : ['?', '?', '?'];
