@@ -1,6 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { AddressPolicy } from './address-policy';
 import type { Delivery } from './delivery-thread';
+import { publishedJson } from './event-sink';
 import { signatureHeaders } from './signature';
 import { Attempt, send } from './webhook-sender';
 
@@ -18,8 +19,7 @@ port.on('message', (deliveries: string) => {
 });
 
 function attempt({ url, secrets, eventId, type, at, data }: Delivery): Promise<Attempt> {
-  // `data` is stored as JSON: the body is put together around it rather than parsed and written again.
-  const body = `{"id":${JSON.stringify(eventId)},"type":${JSON.stringify(type)},"timestamp":"${new Date(at).toISOString()}","data":${data}}`;
+  const body = publishedJson(eventId, type, at, data);
   const headers = signatureHeaders(secrets, eventId, Math.floor(Date.now() / 1000), body);
   return send({ url, headers, body }, { policy, timeoutMs, excerptBytes: 1024 });
 }

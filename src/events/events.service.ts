@@ -8,7 +8,7 @@ import { Page } from '../common/pagination/page';
 import { insertLast, whenCommitted } from '../database/resource-store';
 import { DAY_MS, pruneBefore, pruneHourly } from '../database/retention';
 import { EventEntity } from './event.entity';
-import { PublishedEvent } from './event-sink';
+import { PublishedEvent, publishedJson } from './event-sink';
 import { WebhookDeliveryEntity } from './webhook-delivery.entity';
 
 export interface EventsOptions {
@@ -27,13 +27,8 @@ export function parseEventId(raw: string, field: string): number {
   return Number(match[1]);
 }
 
-export function published(event: EventEntity): PublishedEvent {
-  return {
-    id: eventId(event.id),
-    type: event.type,
-    timestamp: new Date(event.at).toISOString(),
-    data: JSON.parse(event.data) as object,
-  };
+export function published({ id, type, at, data }: EventEntity): PublishedEvent {
+  return JSON.parse(publishedJson(eventId(id), type, at, data)) as PublishedEvent;
 }
 
 /** `pet.created`, `pet.*` or `*`. */
