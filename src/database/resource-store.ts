@@ -102,11 +102,11 @@ export async function insertRows(
   const metadata = manager.connection.getMetadata(target);
   const columns = Object.keys(rows[0]).map((key) => metadata.findColumnWithPropertyName(key)!);
   const names = columns.map((column) => `"${column.databaseName}"`).join(', ');
-  const numbered = manager.connection.options.type === 'postgres';
+  const { driver } = manager.connection;
   for (let start = 0; start < rows.length; start += 100) {
     const chunk = rows.slice(start, start + 100);
     let n = 0;
-    const tuples = chunk.map(() => `(${columns.map(() => (numbered ? `$${++n}` : '?')).join(', ')})`);
+    const tuples = chunk.map(() => `(${columns.map(() => driver.createParameter('', n++)).join(', ')})`);
     const values = chunk.flatMap((row): unknown[] =>
       columns.map(({ propertyName, transformer }): unknown =>
         transformer ? ApplyValueTransformers.transformTo(transformer, row[propertyName]) : row[propertyName],

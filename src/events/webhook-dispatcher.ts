@@ -112,13 +112,13 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     const claimed = await claimDue(this.connection, room, Date.now());
     if (claimed.length === 0) return;
     const byId = <T extends { id: number }>(rows: T[]) => new Map(rows.map((row) => [row.id, row]));
-    const distinct = (ids: number[]) => In([...new Set(ids)]);
+    const distinct = (ids: number[]) => [...new Set(ids)];
     const [endpoints, events] = await Promise.all([
       this.connection
         .getRepository(WebhookEndpointEntity)
-        .findBy({ id: distinct(claimed.map((delivery) => delivery.endpointId)) })
+        .findBy({ id: In(distinct(claimed.map((delivery) => delivery.endpointId))) })
         .then(byId),
-      eventsById(this.connection, [...new Set(claimed.map((delivery) => delivery.eventId))]).then(byId),
+      eventsById(this.connection, distinct(claimed.map((delivery) => delivery.eventId))).then(byId),
     ]);
     const backlog = claimed.length === room;
     for (const delivery of claimed) {
@@ -229,10 +229,9 @@ type Sent = Pick<EventEntity, 'id' | 'type' | 'at' | 'data'>;
 
 /** Plain SQL: hydrating entities was a tenth of the delivery path's CPU on the API's thread (measured). */
 async function eventsById(connection: DataSource, ids: number[]): Promise<Sent[]> {
-  const postgres = connection.options.type === 'postgres';
   const rows: Array<{ id: string | number; type: string; at: string | number; data: string }> =
     await connection.query(
-      `SELECT id, type, at, data FROM events WHERE id IN (${ids.map((_, i) => (postgres ? `$${i + 1}` : '?')).join(', ')})`,
+      `SELECT id, type, at, data FROM events WHERE id IN (${ids.map((_, i) => connection.driver.createParameter('', i)).join(', ')})`,
       ids,
     );
   return rows.map(({ id, type, at, data }) => ({ id: Number(id), type, at: Number(at), data }));
@@ -254,7 +253,8 @@ async function writeOutcomes(connection: DataSource, outcomes: Outcome[]): Promi
   const types = ['bigint', 'bigint', 'varchar', 'integer', 'text', 'bigint', 'bigint'];
   let n = 0;
   const tuples = outcomes.map(
-    () => `(${types.map((type) => (postgres ? `$${++n}::${type}` : '?')).join(', ')})`,
+    () =>
+      `(${types.map((type) => connection.driver.createParameter('', n++) + (postgres ? `::${type}` : '')).join(', ')})`,
   );
   // VALUES columns are column1, column2, ... in both SQLite and PostgreSQL.
   await connection.query(
@@ -270,7 +270,7 @@ async function writeOutcomes(connection: DataSource, outcomes: Outcome[]): Promi
 /** Leases at most `room` due deliveries in one statement: a transaction would slow others (sqlite-gate.ts). */
 async function claimDue(connection: DataSource, room: number, now: number): Promise<Claimed[]> {
   const postgres = connection.options.type === 'postgres';
-  const [at, limit, lease] = postgres ? ['$1', '$2', '$3'] : ['?', '?', '?'];
+  const [at, limit, lease] = [0, 1, 2].map((index) => connection.driver.createParameter('', index));
   const runner = connection.createQueryRunner();
   try {
     // WITH first: TypeORM's SQLite driver reads no rows back from a statement that starts with UPDATE.
