@@ -27,9 +27,8 @@ export interface ClaimedKey {
   createdAt: number;
 }
 
-function claimId(claimed: ClaimedKey): string {
-  return `${claimed.owner} ${claimed.createdAt} ${claimed.idempotencyKey}`;
-}
+const claimId = ({ owner, createdAt, idempotencyKey }: ClaimedKey) =>
+  `${owner} ${createdAt} ${idempotencyKey}`;
 
 function conflict(leaseLeftMs: number): ApiException {
   const seconds = Math.ceil(Math.min(leaseLeftMs, IN_FLIGHT_LEASE_MS) / 1000);
@@ -64,8 +63,7 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
 
   async deleteExpired(now = Date.now()): Promise<number> {
     try {
-      const result = await this.records.delete({ expiresAt: LessThanOrEqual(now) });
-      return result.affected ?? 0;
+      return (await this.records.delete({ expiresAt: LessThanOrEqual(now) })).affected ?? 0;
     } catch (error) {
       this.logger.warn(`could not delete expired idempotency keys: ${(error as Error).message}`);
       return 0;
