@@ -134,11 +134,7 @@ export function nameOperations(document: OpenAPIObject): void {
         : `${resource.charAt(0).toLowerCase()}${resource.slice(1)}${handler.charAt(0).toUpperCase()}${handler.slice(1)}`;
 }
 
-/**
- * What the HTTP layer does for every operation, which no controller declares: the headers of every
- * answer, the rate-limit headers of authenticated ones, a page of no more than its `limit`, and
- * request bodies of declared properties only, in JSON within the size limit.
- */
+/** What the HTTP layer does for every operation, which no controller declares. */
 function declareHttpLayer(document: OpenAPIObject, config: AppConfig): void {
   const secured = (operation: OperationObject) =>
     (operation.security ?? document.security ?? []).some((scheme) => Object.keys(scheme).length > 0);

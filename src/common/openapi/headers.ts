@@ -72,7 +72,6 @@ export const REPLAYED_HEADER_DOCS: ResponseHeaders = {
   },
 };
 
-/** `ETag` as answers document it; a create's is absent when it replays an `Idempotency-Key`. */
 export function etagHeaderDocs(required = true): ResponseHeaders {
   return {
     [ETAG_HEADER]: {
