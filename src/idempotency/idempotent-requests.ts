@@ -102,16 +102,16 @@ export class IdempotentRequests {
       });
     if (recorded) return body;
     const location = response.getHeader('location');
-    try {
-      await this.idempotency.complete(claim.claimed, {
+    // A 500 would invite a retry creating the row twice; the key stays in flight until its lease ends.
+    await this.idempotency
+      .complete(claim.claimed, {
         statusCode: response.statusCode, // set by Nest before the handler runs
         body,
         location: typeof location === 'string' ? location : null,
-      });
-    } catch (completeError) {
-      // A 500 would invite a retry creating the row twice; the key stays in flight until its lease ends.
-      this.warn(request, 'could not store the response of an Idempotency-Key request', completeError);
-    }
+      })
+      .catch((completeError: unknown) =>
+        this.warn(request, 'could not store the response of an Idempotency-Key request', completeError),
+      );
     return body;
   }
 
