@@ -14,14 +14,12 @@ export function setEtag<R extends { version: number }>(response: Response, row: 
 
 /** `If-Match` by strong comparison (RFC 9110 §13.1.1): a weak `W/"..."` tag never matches. */
 export function ifMatch(header: string | undefined, required: boolean): (row: { version: number }) => void {
-  if (header === undefined) {
-    return required
-      ? () => {
-          throw new ApiException('precondition_required');
-        }
-      : () => undefined;
-  }
-  const value = header.trim();
+  if (header === undefined && required)
+    return () => {
+      throw new ApiException('precondition_required');
+    };
+  // Absent and optional: any version will do, as with `*`.
+  const value = header?.trim() ?? '*';
   if (value.length > 1024 || !IF_MATCH_FORMAT.test(value))
     throw validationFailed([
       { field: IF_MATCH_HEADER, message: 'If-Match must be * or a list of entity tags ("...")' },

@@ -27,9 +27,8 @@ export interface ClaimedKey {
   createdAt: number;
 }
 
-function claimId(claimed: ClaimedKey): string {
-  return `${claimed.owner} ${claimed.createdAt} ${claimed.idempotencyKey}`;
-}
+const claimId = ({ owner, createdAt, idempotencyKey }: ClaimedKey) =>
+  `${owner} ${createdAt} ${idempotencyKey}`;
 
 function conflict(leaseLeftMs: number): ApiException {
   const seconds = Math.ceil(Math.min(leaseLeftMs, IN_FLIGHT_LEASE_MS) / 1000);
@@ -64,8 +63,7 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
 
   async deleteExpired(now = Date.now()): Promise<number> {
     try {
-      const result = await this.records.delete({ expiresAt: LessThanOrEqual(now) });
-      return result.affected ?? 0;
+      return (await this.records.delete({ expiresAt: LessThanOrEqual(now) })).affected ?? 0;
     } catch (error) {
       this.logger.warn(`could not delete expired idempotency keys: ${(error as Error).message}`);
       return 0;
@@ -76,8 +74,7 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
   claim(owner: string, idempotencyKey: string, requestHash: string, now = Date.now()): Promise<Claim> {
     let createdAt: number | undefined;
     return beforeCommit(this.records.manager.connection, async () => {
-      // Each attempt claims under its own time: the background release of a failed attempt's
-      // record must never match the record of the attempt that succeeded.
+      // Each attempt its own time: a failed attempt's background release never matches the one that won.
       createdAt = createdAt === undefined ? now : Math.max(Date.now(), createdAt + 1);
       const claimed = { owner, idempotencyKey, createdAt };
       try {
@@ -91,18 +88,16 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
   }
 
   private async claimKey(claimed: ClaimedKey, requestHash: string, now: number): Promise<Claim> {
-    const { owner, idempotencyKey, createdAt } = claimed;
+    const { owner, idempotencyKey } = claimed;
     for (let attempt = 0; attempt < 3; attempt++) {
       try {
         await this.records.insert({
-          owner,
-          idempotencyKey,
+          ...claimed,
           requestHash,
           state: 'in_flight',
           statusCode: null,
           responseBody: null,
           location: null,
-          createdAt,
           // From now, not from when the request began: it may have waited for the database.
           expiresAt: Date.now() + IN_FLIGHT_LEASE_MS,
         });

@@ -14,11 +14,6 @@ import { IdempotencyService, LEASE_RENEWAL_MS, StoredResponse } from './idempote
 
 export type RecordResponse = (manager: EntityManager, response: StoredResponse) => Promise<void>;
 
-export function parseIdempotencyKey(header: string): string | undefined {
-  const match = IDEMPOTENCY_KEY_FORMAT.exec(header);
-  return match ? (match[1] ?? match[2]) : undefined;
-}
-
 export function requestDigest(body: unknown): string {
   const canonical = (value: unknown): unknown => {
     if (Array.isArray(value)) return value.map(canonical);
@@ -55,7 +50,8 @@ export class IdempotentRequests {
   ): Promise<T> {
     const header = request.headers['idempotency-key'];
     if (header === undefined) return operation();
-    const key = typeof header === 'string' ? parseIdempotencyKey(header) : undefined;
+    const match = typeof header === 'string' ? IDEMPOTENCY_KEY_FORMAT.exec(header) : null;
+    const key = match ? (match[1] ?? match[2]) : undefined;
     const owner = callerOf(request)?.owner;
     if (key === undefined || owner === undefined) {
       throw validationFailed([
@@ -68,10 +64,9 @@ export class IdempotentRequests {
     const claim = await this.idempotency
       .claim(owner, key, requestDigest(request.body))
       .catch((error: unknown) => {
-        if (error instanceof ApiException && error.code === 'idempotency_conflict')
-          this.metrics.idempotencyConflict('in_flight');
-        if (error instanceof ApiException && error.code === 'idempotency_key_reused')
-          this.metrics.idempotencyConflict('body_mismatch');
+        const code = error instanceof ApiException ? error.code : undefined;
+        if (code === 'idempotency_conflict') this.metrics.idempotencyConflict('in_flight');
+        if (code === 'idempotency_key_reused') this.metrics.idempotencyConflict('body_mismatch');
         throw error;
       });
     if (claim.kind === 'replay') {
@@ -90,36 +85,33 @@ export class IdempotentRequests {
       () => void this.idempotency.renew(claim.claimed).catch(() => undefined),
       LEASE_RENEWAL_MS,
     ).unref();
-    let body: T;
-    try {
-      body = await operation(record);
-    } catch (error) {
-      clearInterval(renewal);
-      // Had the operation committed after all, the key is "done" and stays: release spares it.
-      await this.idempotency
-        .release(claim.claimed)
-        .catch((releaseError: unknown) =>
-          this.warn(
-            request,
-            'could not release an Idempotency-Key after a failed request (retrying in the background)',
-            releaseError,
-          ),
-        );
-      throw error;
-    }
-    clearInterval(renewal);
+    const body = await operation(record)
+      .finally(() => clearInterval(renewal))
+      .catch(async (error: unknown) => {
+        // Had the operation committed after all, the key is "done" and stays: release spares it.
+        await this.idempotency
+          .release(claim.claimed)
+          .catch((releaseError: unknown) =>
+            this.warn(
+              request,
+              'could not release an Idempotency-Key after a failed request (retrying in the background)',
+              releaseError,
+            ),
+          );
+        throw error;
+      });
     if (recorded) return body;
     const location = response.getHeader('location');
-    try {
-      await this.idempotency.complete(claim.claimed, {
+    // A 500 would invite a retry creating the row twice; the key stays in flight until its lease ends.
+    await this.idempotency
+      .complete(claim.claimed, {
         statusCode: response.statusCode, // set by Nest before the handler runs
         body,
         location: typeof location === 'string' ? location : null,
-      });
-    } catch (completeError) {
-      // A 500 would invite a retry creating the row twice; the key stays in flight until its lease ends.
-      this.warn(request, 'could not store the response of an Idempotency-Key request', completeError);
-    }
+      })
+      .catch((completeError: unknown) =>
+        this.warn(request, 'could not store the response of an Idempotency-Key request', completeError),
+      );
     return body;
   }
 
@@ -130,18 +122,17 @@ export class IdempotentRequests {
     insert: (inTransaction?: WithCreated<E>) => Promise<E>,
     toBody: (created: E) => B,
   ): Promise<B> {
-    const audit = this.audit;
     return this.run(request, response, async (record) => {
       // The create's answer (with a key) and its audit event commit with the row.
       const inTransaction: WithCreated<E> | undefined =
-        record || audit
+        record || this.audit
           ? async (manager, entity) => {
               await record?.(manager, {
                 statusCode: response.statusCode,
                 body: toBody(entity),
                 location: resourceLocation(collection, entity.id),
               });
-              await audit?.record(manager, [
+              await this.audit?.record(manager, [
                 { request, resource: collection, resourceId: entity.id, outcome: 201 },
               ]);
             }

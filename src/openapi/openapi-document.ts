@@ -64,19 +64,15 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
 
 /** Every callback is a webhook delivery: it carries the Standard Webhooks headers. */
 function declareWebhookHeaders(document: OpenAPIObject): void {
-  for (const operation of operationsOf(document))
+  for (const { operation } of operationsOf(document))
     for (const callback of Object.values(operation.callbacks ?? {}))
       for (const item of Object.values(callback as Record<string, PathItemObject>))
         if (item.post) item.post.parameters = WEBHOOK_HEADER_DOCS;
 }
 
-function operationsOf(document: OpenAPIObject): OperationObject[];
-function operationsOf(document: OpenAPIObject, located: true): [string, string, OperationObject][];
-function operationsOf(document: OpenAPIObject, located = false) {
+function operationsOf(document: OpenAPIObject) {
   return Object.entries(document.paths).flatMap(([path, item]) =>
-    METHODS.filter((method) => item[method] !== undefined).map((method) =>
-      located ? [path, method, item[method]!] : item[method]!,
-    ),
+    METHODS.flatMap((method) => (item[method] ? [{ path, method, operation: item[method] }] : [])),
   );
 }
 
@@ -125,34 +121,24 @@ function requireScope(operation: OperationObject, path: string, method: string):
 /** Names operations after their handlers; a name two controllers share gets theirs (`ordersList`). */
 export function nameOperations(document: OpenAPIObject): void {
   // Operations named with @ApiOperation({ operationId }) keep their name.
-  const operations = operationsOf(document).filter(
-    (operation): operation is OperationObject & { operationId: string } =>
-      Boolean(operation.operationId?.includes(OPERATION_ID_SEPARATOR)),
-  );
-  const handlers = new Map<string, number>();
-  for (const operation of operations) {
-    const handler = operation.operationId.split(OPERATION_ID_SEPARATOR)[1];
-    handlers.set(handler, (handlers.get(handler) ?? 0) + 1);
-  }
-  for (const operation of operations) {
-    const [controller, handler] = operation.operationId.split(OPERATION_ID_SEPARATOR);
-    const resource = controller.replace(/Controller$/, '');
+  const named = operationsOf(document).flatMap(({ operation }) => {
+    const [controller, handler] = operation.operationId?.split(OPERATION_ID_SEPARATOR) ?? [];
+    return handler === undefined
+      ? []
+      : [{ operation, resource: controller.replace(/Controller$/, ''), handler }];
+  });
+  for (const { operation, resource, handler } of named)
     operation.operationId =
-      handlers.get(handler) === 1
+      named.filter((other) => other.handler === handler).length === 1
         ? handler
         : `${resource.charAt(0).toLowerCase()}${resource.slice(1)}${handler.charAt(0).toUpperCase()}${handler.slice(1)}`;
-  }
 }
 
-/**
- * What the HTTP layer does for every operation, which no controller declares: the headers of every
- * answer, the rate-limit headers of authenticated ones, a page of no more than its `limit`, and
- * request bodies of declared properties only, in JSON within the size limit.
- */
+/** What the HTTP layer does for every operation, which no controller declares. */
 function declareHttpLayer(document: OpenAPIObject, config: AppConfig): void {
   const secured = (operation: OperationObject) =>
     (operation.security ?? document.security ?? []).some((scheme) => Object.keys(scheme).length > 0);
-  for (const [path, method, operation] of operationsOf(document, true)) {
+  for (const { path, method, operation } of operationsOf(document)) {
     if (secured(operation)) requireScope(operation, path, method);
     for (const [status, response] of Object.entries(operation.responses)) {
       // The key guard answers 401 and 403 before the rate limit counts.
@@ -164,20 +150,18 @@ function declareHttpLayer(document: OpenAPIObject, config: AppConfig): void {
         ...CORS_HEADER_DOCS,
       };
     }
-    const limit = operation.parameters?.find(
-      (parameter): parameter is ParameterObject =>
-        'in' in parameter && parameter.in === 'query' && parameter.name === 'limit',
-    );
+    const parameterOf = (place: string, name: string) =>
+      operation.parameters?.find(
+        (parameter): parameter is ParameterObject =>
+          'in' in parameter && parameter.in === place && parameter.name === name,
+      );
     const page = (operation.responses['200'] as ResponseObject | undefined)?.content?.['application/json']
       ?.schema;
-    const maximum = (limit?.schema as SchemaObject | undefined)?.maximum;
+    const maximum = (parameterOf('query', 'limit')?.schema as SchemaObject | undefined)?.maximum;
     if (page && 'type' in page && page.type === 'array' && maximum !== undefined) page.maxItems = maximum;
-    const idempotent = operation.parameters?.some(
-      (parameter) =>
-        'in' in parameter && parameter.in === 'header' && parameter.name === IDEMPOTENCY_KEY_HEADER,
-    );
     const created = operation.responses['201'] as ResponseObject | undefined;
-    if (idempotent && created) created.headers = { ...created.headers, ...REPLAYED_HEADER_DOCS };
+    if (parameterOf('header', IDEMPOTENCY_KEY_HEADER) && created)
+      created.headers = { ...created.headers, ...REPLAYED_HEADER_DOCS };
     const body = operation.requestBody as RequestBodyObject | undefined;
     if (!body) continue;
     body.description =

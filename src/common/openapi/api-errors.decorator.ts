@@ -118,12 +118,10 @@ const PROTOCOL_CODES: readonly ErrorCode[] = [
   'headers_too_large',
 ];
 
-function examplesOf(code: AnyErrorCode, messages: readonly string[] = [errorSpec(code).message]) {
-  const status = errorSpec(code).status;
-  return messages.map((message) => ({ code, message, status }));
-}
+const examplesOf = (code: AnyErrorCode, messages: readonly string[] = [errorSpec(code).message]) =>
+  messages.map((message) => ({ code, message, status: errorSpec(code).status }));
 
-function withExamples(bodies: ReadonlyArray<{ code: AnyErrorCode; message: string; status: number }>) {
+function withExamples(bodies: ReturnType<typeof examplesOf>) {
   if (bodies.length === 1) return { example: bodies[0] };
   return {
     examples: Object.fromEntries(
@@ -135,16 +133,13 @@ function withExamples(bodies: ReadonlyArray<{ code: AnyErrorCode; message: strin
 /** A status of ERROR_RESPONSES, a code, or a code with what the document says of it here. */
 type ErrorEntry = keyof typeof ERROR_RESPONSES | AnyErrorCode | Pick<ErrorResponse, 'code' | 'description'>;
 
-function responseOf(entry: ErrorEntry): { status: number; response: ErrorResponse } {
-  if (typeof entry === 'number') return { status: entry, response: ERROR_RESPONSES[entry] };
-  if (typeof entry === 'object') return { status: errorSpec(entry.code).status, response: entry };
+function responseOf(entry: ErrorEntry): ErrorResponse {
+  if (typeof entry === 'number') return ERROR_RESPONSES[entry];
+  if (typeof entry === 'object') return entry;
   const { status, when } = errorSpec(entry);
   const standard = (ERROR_RESPONSES as Record<number, ErrorResponse | undefined>)[status];
-  if (standard?.code === entry) return { status, response: standard };
-  return {
-    status,
-    response: { description: `${when.charAt(0).toUpperCase()}${when.slice(1)} (\`${entry}\`).`, code: entry },
-  };
+  if (standard?.code === entry) return standard;
+  return { description: `${when.charAt(0).toUpperCase()}${when.slice(1)} (\`${entry}\`).`, code: entry };
 }
 
 /** Entries of one status make one response, with each one's text and example. */
@@ -153,8 +148,10 @@ export function ApiErrors(
   options: { headers?: ResponseHeaders } = {},
 ): MethodDecorator {
   const byStatus = new Map<number, ErrorResponse[]>();
-  for (const { status, response } of entries.map(responseOf))
+  for (const response of entries.map(responseOf)) {
+    const { status } = errorSpec(response.code);
     byStatus.set(status, [...(byStatus.get(status) ?? []), response]);
+  }
   return applyDecorators(
     ...[...byStatus].map(([status, responses]) => {
       const headers: ResponseHeaders = {};

@@ -72,7 +72,6 @@ export const REPLAYED_HEADER_DOCS: ResponseHeaders = {
   },
 };
 
-/** `ETag` as answers document it; a create's is absent when it replays an `Idempotency-Key`. */
 export function etagHeaderDocs(required = true): ResponseHeaders {
   return {
     [ETAG_HEADER]: {
@@ -128,23 +127,17 @@ export function deprecation(since: Date, sunset: Date, docs: string) {
   };
   const day = (date: Date) =>
     date.toLocaleDateString('en-GB', { day: 'numeric', month: 'long', year: 'numeric', timeZone: 'UTC' });
-  const docsOf: ResponseHeaders = {
-    Deprecation: {
-      description: `Deprecated since ${day(since)} (RFC 9745: \`@\` and a Unix time).`,
-      required: true,
-      schema: { type: 'string', enum: [headers.Deprecation] },
-    },
-    Sunset: {
-      description: `The operation is removed on ${day(sunset)} (RFC 8594).`,
-      required: true,
-      schema: { type: 'string', enum: [headers.Sunset] },
-    },
-    Link: {
-      description: 'Where the deprecation is documented.',
-      required: true,
-      schema: { type: 'string', enum: [headers.Link] },
-    },
+  const descriptions = {
+    Deprecation: `Deprecated since ${day(since)} (RFC 9745: \`@\` and a Unix time).`,
+    Sunset: `The operation is removed on ${day(sunset)} (RFC 8594).`,
+    Link: 'Where the deprecation is documented.',
   };
+  const docsOf: ResponseHeaders = Object.fromEntries(
+    Object.entries(descriptions).map(([name, description]) => [
+      name,
+      { description, required: true, schema: { type: 'string', enum: [headers[name]] } },
+    ]),
+  );
   return { headers, docs: docsOf, sunsetDay: day(sunset) };
 }
 

@@ -76,7 +76,9 @@ export class RequestValidationPipe implements PipeTransform {
     return Object.assign(Object.create(Object.getPrototypeOf(valid) as object) as object, valid);
   }
 
-  private propertiesOf(dto: abstract new (...args: never[]) => unknown): ReadonlySet<string> {
+  private checkBodyShape(value: unknown, dto: abstract new (...args: never[]) => unknown): void {
+    if (typeof value !== 'object' || value === null || Array.isArray(value))
+      throw validationFailed([{ field: 'body', message: 'the request body must be a JSON object' }]);
     let known = this.declaredProperties.get(dto);
     if (!known) {
       known = new Set(
@@ -86,13 +88,6 @@ export class RequestValidationPipe implements PipeTransform {
       );
       this.declaredProperties.set(dto, known);
     }
-    return known;
-  }
-
-  private checkBodyShape(value: unknown, dto: abstract new (...args: never[]) => unknown): void {
-    if (typeof value !== 'object' || value === null || Array.isArray(value))
-      throw validationFailed([{ field: 'body', message: 'the request body must be a JSON object' }]);
-    const known = this.propertiesOf(dto);
     const unknown = Object.keys(value).filter((key) => !known.has(key));
     if (unknown.length > 0) {
       throw validationFailed(
