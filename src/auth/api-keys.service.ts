@@ -264,7 +264,6 @@ export class ApiKeysService {
     return key;
   }
 
-  /** The key a digest belongs to, or why it is refused. */
   async verifyDigest(digest: string, now = Date.now()): Promise<VerifiedKey | Refusal> {
     const cached = this.verified.get(digest);
     if (cached && cached.until > now) {
