@@ -253,24 +253,16 @@ function withoutTrailingSlashes({ value }: { value: unknown }): unknown {
   return typeof value === 'string' ? value.replace(/\/+$/, '') : value;
 }
 
-function parsedUrl(value: string): URL | undefined {
-  try {
-    return new URL(value);
-  } catch {
-    return undefined;
-  }
-}
-
 function postgresUrlProblem(value: string, location: PostgresLocation): string | undefined {
   if (location.type === 'sqlite') return 'is set but DB_TYPE is sqlite: unset one of them';
-  if (parsedUrl(value) === undefined) return 'must be a URL like postgres://user:password@host:5432/database';
+  if (!URL.canParse(value)) return 'must be a URL like postgres://user:password@host:5432/database';
   return isUrlOf(value, 'postgres:', 'postgresql:')
     ? undefined
     : 'must start with postgres:// or postgresql://';
 }
 
 const isUrlOf = (value: string, ...protocols: string[]) =>
-  protocols.includes(parsedUrl(value)?.protocol ?? '');
+  URL.canParse(value) && protocols.includes(new URL(value).protocol);
 
 function redisUrlProblem(value: string): string | undefined {
   return isUrlOf(value, 'redis:', 'rediss:') ? undefined : 'must be a URL like redis://127.0.0.1:6379';
@@ -307,8 +299,7 @@ function apiKeysProblem(keys: string[]): string | undefined {
 
 /** An origin as browsers send it: scheme, host and port, nothing else. */
 function isOrigin(entry: string): boolean {
-  const url = parsedUrl(entry);
-  return isUrlOf(entry, 'http:', 'https:') && `${url!.origin}/` === url!.href;
+  return isUrlOf(entry, 'http:', 'https:') && `${new URL(entry).origin}/` === new URL(entry).href;
 }
 
 function corsOriginsProblem(origins: string[]): string | undefined {
