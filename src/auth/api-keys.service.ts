@@ -328,7 +328,6 @@ export class ApiKeysService {
   }
 }
 
-/** Scopes as stored: space-separated, or `*`; each `<name>:read|write|manage`. */
 export function scopesText(scopes: readonly string[] | typeof EVERY_SCOPE): string {
   if (scopes === EVERY_SCOPE) return EVERY_SCOPE;
   const wrong = scopes.find((scope) => !SCOPE_FORMAT.test(scope));
