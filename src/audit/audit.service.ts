@@ -68,7 +68,6 @@ export class AuditService implements AuditLog, OnApplicationBootstrap, OnApplica
     return { items, nextCursor: encodeCursor({ afterId: items[items.length - 1].id, filter: filterText }) };
   }
 
-  /** Events older than the retention; returns how many went. */
   prune(now = Date.now()): Promise<number> {
     return pruneBefore(this.events, 'at', now - this.options.retentionDays * DAY_MS);
   }

@@ -46,7 +46,6 @@ export type Scopes = typeof EVERY_SCOPE | ReadonlySet<string>;
 
 export const holds = (scopes: Scopes, scope: string): boolean => scopes === EVERY_SCOPE || scopes.has(scope);
 
-/** A stored key found valid, trusted until `until`. */
 export interface VerifiedKey {
   readonly id: number;
   readonly name: string;
