@@ -11,7 +11,6 @@ import { EventsModule } from '../events/events.module';
 import { FEATURES, SCHEMAS } from '../features';
 import { AllExceptionsFilter } from '../http/all-exceptions.filter';
 import { LifecycleModule } from '../http/lifecycle';
-import { createRootLogger } from '../observability/logger';
 import { ObservabilityModule } from '../observability/observability.module';
 import { RateLimitGuard } from '../rate-limit/rate-limit.guard';
 import { RateLimitModule } from '../rate-limit/rate-limit.module';
@@ -19,7 +18,7 @@ import { RateLimitModule } from '../rate-limit/rate-limit.module';
 /** The guards, pipe and filter are providers, so that every test that builds this module runs them. */
 @Module({})
 export class AppModule {
-  static forRoot(config: AppConfig, logger: Logger = createRootLogger(config)): DynamicModule {
+  static forRoot(config: AppConfig, logger: Logger): DynamicModule {
     return {
       module: AppModule,
       imports: [
