@@ -75,12 +75,7 @@ function printNewKey(io: Output, verb: string, { key, record }: CreatedApiKey): 
   io.out(key);
 }
 
-async function run(
-  command: string | undefined,
-  args: string[],
-  keys: ApiKeysService,
-  io: Output,
-): Promise<void> {
+async function run(command: string, args: string[], keys: ApiKeysService, io: Output): Promise<void> {
   switch (command) {
     case 'create': {
       const { values, positionals } = parse(args, {
@@ -141,7 +136,7 @@ async function run(
       return;
     }
     default:
-      throw new UsageError(command === undefined ? 'no command given' : `unknown command "${command}"`);
+      throw new UsageError(`unknown command "${command}"`);
   }
 }
 
