@@ -147,11 +147,10 @@ export class ApiKeysService {
   private async find(idPrefixOrKey: string): Promise<ApiKeyEntity[]> {
     if (/^\d{1,15}$/.test(idPrefixOrKey)) return this.keys.findBy({ id: Number(idPrefixOrKey) });
     if (idPrefixOrKey.length > PREFIX_LENGTH) return this.keys.findBy({ keyHash: hashApiKey(idPrefixOrKey) });
-    if (idPrefixOrKey.length < MIN_PREFIX_LENGTH) {
+    if (idPrefixOrKey.length < MIN_PREFIX_LENGTH)
       throw new ApiKeyError(
         `a prefix needs at least ${MIN_PREFIX_LENGTH} characters (the first ${MIN_PREFIX_LENGTH} to ${PREFIX_LENGTH} of the key, as list shows), or use the id`,
       );
-    }
     return this.keys
       .createQueryBuilder('key')
       .where('SUBSTR(key.prefix, 1, :length) = :prefix', {

@@ -83,9 +83,8 @@ async function run(command: string, args: string[], keys: ApiKeysService, io: Ou
         scopes: { type: 'string' },
         'expires-in': { type: 'string' },
       });
-      if (typeof values.name !== 'string' || positionals.length > 0) {
+      if (values.name === undefined || positionals.length > 0)
         throw new UsageError('create needs --name <client>, and may take --scopes and --expires-in');
-      }
       const lifetime = duration('--expires-in', values['expires-in']);
       const created = await keys.create(values.name, {
         scopes: values.scopes?.split(',').map((s) => s.trim()),
