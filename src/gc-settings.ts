@@ -15,8 +15,7 @@ function given(args: readonly string[], flags: RegExp): boolean {
 }
 
 /** A heap limit of the process's own: V8 then sizes its growth by it (NODE_OPTIONS included). */
-const HEAP_LIMIT =
-  /^--(max[-_]old[-_]space[-_]size|max[-_]old[-_]space[-_]size[-_]percentage|max[-_]heap[-_]size)(=|$)/;
+const HEAP_LIMIT = /^--(max[-_]old[-_]space[-_]size([-_]percentage)?|max[-_]heap[-_]size)(=|$)/;
 const GROWTH = /^--heap[-_]growing[-_]percent(=|$)/;
 const MARKING = /^--(no-?|no_)?concurrent[-_]marking(=|$)/;
 const PRETENURING = /^--(no-?|no_)?allocation[-_]site[-_]pretenuring(=|$)/;

@@ -1,4 +1,4 @@
-import { DynamicModule, Module, Provider } from '@nestjs/common';
+import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import type { Logger } from 'pino';
 import { ApiKeyGuard } from '../auth/api-key.guard';
@@ -11,23 +11,14 @@ import { EventsModule } from '../events/events.module';
 import { FEATURES, SCHEMAS } from '../features';
 import { AllExceptionsFilter } from '../http/all-exceptions.filter';
 import { LifecycleModule } from '../http/lifecycle';
-import { createRootLogger } from '../observability/logger';
 import { ObservabilityModule } from '../observability/observability.module';
 import { RateLimitGuard } from '../rate-limit/rate-limit.guard';
 import { RateLimitModule } from '../rate-limit/rate-limit.module';
 
-/** Authentication first, so that the per-key limit counts only authenticated requests. */
-export function globalGuards(config: AppConfig): Provider[] {
-  return [
-    { provide: APP_GUARD, useExisting: ApiKeyGuard },
-    ...(config.rateLimit.enabled ? [{ provide: APP_GUARD, useExisting: RateLimitGuard }] : []),
-  ];
-}
-
 /** The guards, pipe and filter are providers, so that every test that builds this module runs them. */
 @Module({})
 export class AppModule {
-  static forRoot(config: AppConfig, logger: Logger = createRootLogger(config)): DynamicModule {
+  static forRoot(config: AppConfig, logger: Logger): DynamicModule {
     return {
       module: AppModule,
       imports: [
@@ -42,7 +33,9 @@ export class AppModule {
         EventsModule.forRoot(config.events),
       ],
       providers: [
-        ...globalGuards(config),
+        // Authentication first, so that the per-key limit counts only authenticated requests.
+        { provide: APP_GUARD, useExisting: ApiKeyGuard },
+        ...(config.rateLimit.enabled ? [{ provide: APP_GUARD, useExisting: RateLimitGuard }] : []),
         { provide: APP_PIPE, useClass: RequestValidationPipe },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
       ],

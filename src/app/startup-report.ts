@@ -24,13 +24,12 @@ export function reportStart(app: NestExpressApplication, config: AppConfig): voi
   const url = `http://${host}:${port}`;
   const local = ALL_INTERFACES.includes(address) ? `http://localhost:${port}` : url;
   const keys = app.get<KeySetup>(KEY_SETUP);
-  const metrics = app.get(MetricsListener).url();
   const facts = {
     url: `${url}/${API_PREFIX}`,
     docs: config.docs.swaggerEnabled ? `${local}/${DOCS_PATH}` : null,
     database: describeDatabase(config.database),
     keys: keys.source,
-    metrics: metrics ?? null,
+    metrics: app.get(MetricsListener).url() ?? null,
     tracing: tracingDescription() ?? null,
   };
   const logger = app.get<PinoLogger>(ROOT_LOGGER);
@@ -46,7 +45,7 @@ export function reportStart(app: NestExpressApplication, config: AppConfig): voi
   if (local !== url) lines.push(`From this machine: ${local}/${API_PREFIX}`);
   if (facts.docs) lines.push(`Swagger UI: ${facts.docs}  (OpenAPI: ${facts.docs}-json)`);
   lines.push(`Database: ${facts.database}`);
-  if (metrics) lines.push(`Metrics: ${metrics}`);
+  if (facts.metrics) lines.push(`Metrics: ${facts.metrics}`);
   if (facts.tracing) lines.push(`Tracing: ${facts.tracing}`);
   lines.push('', ...keyLines(keys, config, local));
   console.log(lines.join('\n'));

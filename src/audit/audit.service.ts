@@ -4,6 +4,7 @@ import type { Request } from 'express';
 import { Between, EntityManager, FindOptionsWhere, MoreThan, Repository } from 'typeorm';
 import { callerOf } from '../auth/caller';
 import { AuditedChange, AuditLog } from '../common/audit-context';
+import type { AuditConfig } from '../config/app-config';
 import { insertLast } from '../database/resource-store';
 import { DAY_MS, pruneBefore, pruneHourly } from '../database/retention';
 import { decodeCursor, encodeCursor } from '../common/pagination/cursor';
@@ -11,9 +12,6 @@ import { Page } from '../common/pagination/page';
 import { requestIdOf } from '../http/request-log';
 import { AuditEventEntity } from './audit-event.entity';
 
-export interface AuditOptions {
-  retentionDays: number;
-}
 export const AUDIT_OPTIONS = Symbol('AUDIT_OPTIONS');
 
 export interface AuditFilter {
@@ -32,16 +30,12 @@ export class AuditService implements AuditLog, OnApplicationBootstrap, OnApplica
 
   constructor(
     @InjectRepository(AuditEventEntity) private readonly events: Repository<AuditEventEntity>,
-    @Inject(AUDIT_OPTIONS) private readonly options: AuditOptions,
+    @Inject(AUDIT_OPTIONS) private readonly options: AuditConfig,
   ) {}
 
   record(transaction: EntityManager, changes: readonly AuditedChange[]): Promise<void> {
-    return insertLast(transaction, AuditEventEntity, this.rows(changes));
-  }
-
-  private rows(changes: readonly AuditedChange[]): Partial<AuditEventEntity>[] {
     const at = Date.now();
-    return changes.map(({ request, resource, resourceId, outcome }) => {
+    const rows = changes.map(({ request, resource, resourceId, outcome }) => {
       const req = request as Request;
       const caller = callerOf(req);
       return {
@@ -56,6 +50,7 @@ export class AuditService implements AuditLog, OnApplicationBootstrap, OnApplica
         clientAddress: (req.ip ?? req.socket?.remoteAddress ?? 'unknown').slice(0, 64),
       };
     });
+    return insertLast(transaction, AuditEventEntity, rows);
   }
 
   /** Oldest first, `limit` at a time; the cursor holds the filter it was given for. */
@@ -73,7 +68,6 @@ export class AuditService implements AuditLog, OnApplicationBootstrap, OnApplica
     return { items, nextCursor: encodeCursor({ afterId: items[items.length - 1].id, filter: filterText }) };
   }
 
-  /** Events older than the retention; returns how many went. */
   prune(now = Date.now()): Promise<number> {
     return pruneBefore(this.events, 'at', now - this.options.retentionDays * DAY_MS);
   }

@@ -12,7 +12,7 @@ import {
   INVALID_TOKEN_CHALLENGE,
 } from '../common/errors/bearer-challenge';
 import { collectionScope, EVERY_SCOPE, REQUIRED_SCOPE } from '../common/scopes';
-import { Metrics } from '../observability/metrics';
+import { AuthFailureReason, Metrics } from '../observability/metrics';
 import { ApiKeyStore, digest } from './api-key.store';
 import { ApiKeysService, holds, Refusal, VerifiedKey } from './api-keys.service';
 import { setCaller } from './caller';
@@ -80,20 +80,16 @@ export class ApiKeyGuard implements CanActivate {
       refusal = verdict;
     }
     if (!refund) await this.reserve(request);
-    if (header === undefined || !BEARER_SCHEME.test(header)) {
-      this.metrics.authFailure('missing');
-      throw new ApiException('unauthorized', undefined, undefined, { 'WWW-Authenticate': BEARER_CHALLENGE });
-    }
-    if (refusal === 'expired') {
-      this.metrics.authFailure('expired');
-      throw new ApiException('unauthorized', 'The API key has expired.', undefined, {
-        'WWW-Authenticate': EXPIRED_TOKEN_CHALLENGE,
-      });
-    }
-    this.metrics.authFailure(refusal === 'revoked' ? 'revoked' : 'invalid');
-    throw new ApiException('unauthorized', 'The API key is not valid.', undefined, {
-      'WWW-Authenticate': INVALID_TOKEN_CHALLENGE,
-    });
+    if (header === undefined || !BEARER_SCHEME.test(header)) throw this.refused('missing', BEARER_CHALLENGE);
+    if (refusal === 'expired')
+      throw this.refused('expired', EXPIRED_TOKEN_CHALLENGE, 'The API key has expired.');
+    const reason = refusal === 'revoked' ? 'revoked' : 'invalid';
+    throw this.refused(reason, INVALID_TOKEN_CHALLENGE, 'The API key is not valid.');
+  }
+
+  private refused(reason: AuthFailureReason, challenge: string, message?: string): ApiException {
+    this.metrics.authFailure(reason);
+    return new ApiException('unauthorized', message, undefined, { 'WWW-Authenticate': challenge });
   }
 
   /** The scope a route needs (`@RequiredScope`, else its collection's read or write), null if public. */

@@ -108,11 +108,7 @@ export class ApiKeysController {
   ): Promise<ApiKeyWithSecretDto> {
     mayGrant(req, body.scopes);
     const created = await answered(() =>
-      this.keys.create(
-        body.name,
-        { scopes: body.scopes, expiresAt: time(body.expiresAt) ?? null },
-        { request: req },
-      ),
+      this.keys.create(body.name, { scopes: body.scopes, expiresAt: time(body.expiresAt) }, { request: req }),
     );
     res.setHeader('Location', resourceLocation(KEYS.collection, created.record.id));
     return ApiKeyWithSecretDto.of(created);
@@ -144,12 +140,8 @@ export class ApiKeysController {
     @Req() req: Request,
   ): Promise<ApiKeyDto> {
     mayGrant(req, patch.scopes);
-    const { name, scopes, expiresAt } = patch;
-    return ApiKeyDto.fromEntity(
-      await answered(() =>
-        this.keys.update(String(id), { name, scopes, expiresAt: time(expiresAt) }, { request: req }),
-      ),
-    );
+    const change = { ...patch, expiresAt: time(patch.expiresAt) };
+    return ApiKeyDto.fromEntity(await answered(() => this.keys.update(String(id), change, { request: req })));
   }
 
   /**

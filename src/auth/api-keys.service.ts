@@ -31,6 +31,8 @@ export class ApiKeyError extends Error {
   }
 }
 
+const invalid = (field: string, message: string) => new ApiKeyError(message, 'invalid', field);
+
 export interface KeyChange {
   name?: string;
   scopes?: readonly string[] | typeof EVERY_SCOPE;
@@ -44,7 +46,6 @@ export type Scopes = typeof EVERY_SCOPE | ReadonlySet<string>;
 
 export const holds = (scopes: Scopes, scope: string): boolean => scopes === EVERY_SCOPE || scopes.has(scope);
 
-/** A stored key found valid, trusted until `until`. */
 export interface VerifiedKey {
   readonly id: number;
   readonly name: string;
@@ -146,11 +147,10 @@ export class ApiKeysService {
   private async find(idPrefixOrKey: string): Promise<ApiKeyEntity[]> {
     if (/^\d{1,15}$/.test(idPrefixOrKey)) return this.keys.findBy({ id: Number(idPrefixOrKey) });
     if (idPrefixOrKey.length > PREFIX_LENGTH) return this.keys.findBy({ keyHash: hashApiKey(idPrefixOrKey) });
-    if (idPrefixOrKey.length < MIN_PREFIX_LENGTH) {
+    if (idPrefixOrKey.length < MIN_PREFIX_LENGTH)
       throw new ApiKeyError(
         `a prefix needs at least ${MIN_PREFIX_LENGTH} characters (the first ${MIN_PREFIX_LENGTH} to ${PREFIX_LENGTH} of the key, as list shows), or use the id`,
       );
-    }
     return this.keys
       .createQueryBuilder('key')
       .where('SUBSTR(key.prefix, 1, :length) = :prefix', {
@@ -161,18 +161,14 @@ export class ApiKeysService {
   }
 
   private expiry(expiresAt: number | null, now: number): number | null {
-    const days = this.policy?.maxLifetimeDays ?? null;
     if (expiresAt !== null && expiresAt <= now)
-      throw new ApiKeyError('the expiry must be in the future', 'invalid', 'expiresAt');
+      throw invalid('expiresAt', 'the expiry must be in the future');
+    const days = this.policy?.maxLifetimeDays ?? null;
     if (days === null) return expiresAt;
-    if (expiresAt === null) return now + days * 86_400_000;
-    if (expiresAt - now > days * 86_400_000)
-      throw new ApiKeyError(
-        `a key may live at most ${days} days (API_KEY_MAX_LIFETIME_DAYS)`,
-        'invalid',
-        'expiresAt',
-      );
-    return expiresAt;
+    const longest = now + days * 86_400_000;
+    if (expiresAt !== null && expiresAt > longest)
+      throw invalid('expiresAt', `a key may live at most ${days} days (API_KEY_MAX_LIFETIME_DAYS)`);
+    return expiresAt ?? longest;
   }
 
   private async findOne(idPrefixOrKey: string): Promise<ApiKeyEntity> {
@@ -193,7 +189,7 @@ export class ApiKeysService {
     { now = Date.now(), request }: KeyWrite = {},
   ): Promise<CreatedApiKey> {
     if (!Number.isInteger(graceMs) || graceMs < 0 || graceMs > MAX_GRACE_MS)
-      throw new ApiKeyError('the grace period must be from 0 to 7 days', 'invalid', 'graceSeconds');
+      throw invalid('graceSeconds', 'the grace period must be from 0 to 7 days');
     const record = await this.live(idPrefixOrKey);
     const key = generateApiKey();
     const rotated = {
@@ -266,7 +262,6 @@ export class ApiKeysService {
     return key;
   }
 
-  /** The key a digest belongs to, or why it is refused. */
   async verifyDigest(digest: string, now = Date.now()): Promise<VerifiedKey | Refusal> {
     const cached = this.verified.get(digest);
     if (cached && cached.until > now) {
@@ -331,15 +326,13 @@ export class ApiKeysService {
   }
 }
 
-/** Scopes as stored: space-separated, or `*`; each `<name>:read|write|manage`. */
 export function scopesText(scopes: readonly string[] | typeof EVERY_SCOPE): string {
   if (scopes === EVERY_SCOPE) return EVERY_SCOPE;
   const wrong = scopes.find((scope) => !SCOPE_FORMAT.test(scope));
   if (wrong !== undefined)
-    throw new ApiKeyError(
-      `"${wrong.slice(0, 70)}" is not a scope: use <collection>:read, <collection>:write or one such as keys:manage`,
-      'invalid',
+    throw invalid(
       'scopes',
+      `"${wrong.slice(0, 70)}" is not a scope: use <collection>:read, <collection>:write or one such as keys:manage`,
     );
   return [...new Set(scopes)].sort().join(' ');
 }
@@ -347,10 +340,6 @@ export function scopesText(scopes: readonly string[] | typeof EVERY_SCOPE): stri
 function keyName(name: string): string {
   const trimmed = name.trim();
   if (trimmed === '' || [...trimmed].length > 100 || /[\u0000-\u001f\u007f]/.test(trimmed))
-    throw new ApiKeyError(
-      'the name must be 1 to 100 characters without control characters',
-      'invalid',
-      'name',
-    );
+    throw invalid('name', 'the name must be 1 to 100 characters without control characters');
   return trimmed;
 }

@@ -16,9 +16,9 @@ export async function setUpKeys(
   if (config.auth.apiKeys.length > 0) return { source: 'environment' };
   if (await apiKeys.hasActiveKeys()) return { source: 'stored' };
   if (config.nodeEnv === 'production') {
-    throw new ConfigError(
+    throw new ConfigError([
       'no API keys: set API_KEYS or create one with `npm run apikey -- create --name <client>` (production never generates a bootstrap key)',
-    );
+    ]);
   }
   const { key } = await apiKeys.create(BOOTSTRAP_KEY_NAME);
   return { source: 'generated', newKey: key };

@@ -54,7 +54,7 @@ function table(keys: ApiKeyEntity[]): string[] {
   );
 }
 
-const parse = (args: string[], options: ParseArgsConfig['options'] = {}) =>
+const parse = <T extends ParseArgsConfig['options']>(args: string[], options: T) =>
   parseArgs({ args, options, strict: true, allowPositionals: true });
 
 const UNIT_MS = { m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
@@ -75,12 +75,7 @@ function printNewKey(io: Output, verb: string, { key, record }: CreatedApiKey): 
   io.out(key);
 }
 
-async function run(
-  command: string | undefined,
-  args: string[],
-  keys: ApiKeysService,
-  io: Output,
-): Promise<void> {
+async function run(command: string, args: string[], keys: ApiKeysService, io: Output): Promise<void> {
   switch (command) {
     case 'create': {
       const { values, positionals } = parse(args, {
@@ -88,14 +83,11 @@ async function run(
         scopes: { type: 'string' },
         'expires-in': { type: 'string' },
       });
-      if (typeof values.name !== 'string' || positionals.length > 0) {
+      if (values.name === undefined || positionals.length > 0)
         throw new UsageError('create needs --name <client>, and may take --scopes and --expires-in');
-      }
-      const lifetime = duration('--expires-in', values['expires-in'] as string | undefined);
-      const scopes =
-        values.scopes === undefined ? undefined : (values.scopes as string).split(',').map((s) => s.trim());
+      const lifetime = duration('--expires-in', values['expires-in']);
       const created = await keys.create(values.name, {
-        scopes,
+        scopes: values.scopes?.split(',').map((s) => s.trim()),
         expiresAt: lifetime === undefined ? null : Date.now() + lifetime,
       });
       printNewKey(io, 'Created', created);
@@ -104,7 +96,7 @@ async function run(
     case 'rotate': {
       const { values, positionals } = parse(args, { grace: { type: 'string' } });
       if (positionals.length !== 1) throw new UsageError('rotate needs exactly one <id|prefix>');
-      const grace = duration('--grace', values.grace as string | undefined) ?? DEFAULT_GRACE_MS;
+      const grace = duration('--grace', values.grace) ?? DEFAULT_GRACE_MS;
       const rotated = await keys.rotate(positionals[0], grace);
       printNewKey(io, 'Rotated', rotated);
       io.out(`The old secret works until ${when(rotated.record.previousExpiresAt)}.`);
@@ -136,14 +128,14 @@ async function run(
       return;
     }
     case 'revoke': {
-      const { positionals } = parse(args);
+      const { positionals } = parse(args, {});
       if (positionals.length !== 1) throw new UsageError('revoke needs exactly one <id|prefix>');
       const key = await keys.revoke(positionals[0]);
       io.out(`Revoked API key ${key.id} "${key.name}" (prefix ${key.prefix}) at ${when(key.revokedAt)}.`);
       return;
     }
     default:
-      throw new UsageError(command === undefined ? 'no command given' : `unknown command "${command}"`);
+      throw new UsageError(`unknown command "${command}"`);
   }
 }
 
@@ -182,11 +174,8 @@ export async function apiKeyCli(
       io.err(`apikey: ${(error as Error).message}\n${USAGE}`);
       return EXIT_USAGE;
     }
-    if (error instanceof ApiKeyError) {
-      io.err(`apikey: ${error.message}`);
-      return EXIT_FAILED;
-    }
-    io.err(`apikey: failed: ${error instanceof Error ? error.message : String(error)}`);
+    if (error instanceof ApiKeyError) io.err(`apikey: ${error.message}`);
+    else io.err(`apikey: failed: ${error instanceof Error ? error.message : String(error)}`);
     return EXIT_FAILED;
   } finally {
     await dataSource?.destroy();

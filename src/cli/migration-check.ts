@@ -7,17 +7,15 @@ import { configFromEnvironment } from '../config/environment';
 import { dataSourceOptions, openDatabase } from '../database/database.options';
 import { SCHEMAS } from '../features';
 
-/** Replaceable, to test the check itself on entities or migrations of its own. */
-export interface SchemaSources {
-  entities?: DataSourceOptions['entities'];
-  migrations?: DataSourceOptions['migrations'];
-}
-
 /**
  * The SQL TypeORM would still run after every migration on a scratch database: empty when they agree.
  * On PostgreSQL a schema of its own, dropped afterwards: the configured schema is never touched.
+ * `sources` replace the schemas' entities or migrations, to test the check itself.
  */
-export async function schemaDrift(database: DatabaseConfig, sources: SchemaSources = {}): Promise<string[]> {
+export async function schemaDrift(
+  database: DatabaseConfig,
+  sources: Pick<DataSourceOptions, 'entities' | 'migrations'> = {},
+): Promise<string[]> {
   const scratch: DatabaseConfig =
     database.url === null
       ? { ...database, path: ':memory:' }

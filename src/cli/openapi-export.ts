@@ -12,10 +12,7 @@ export function withErrorTable(markdown: string): string {
   return markdown.replace(/^\| status \| code \| when \|\n(?:\|.*\n?)*/m, `${errorCatalogueTable()}\n`);
 }
 
-/**
- * `npm run openapi:export`: the document the app serves, under the default configuration, to
- * openapi.yaml, and the error catalogue (a new module's codes too) to the docs' error table.
- */
+/** `npm run openapi:export`: the served document to openapi.yaml, the error catalogue to the docs' table. */
 async function exportOpenApi(): Promise<void> {
   const app = await createApp(loadConfig({ DATABASE_PATH: ':memory:', LOG_LEVEL: 'warn' }));
   try {

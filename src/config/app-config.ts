@@ -44,13 +44,9 @@ export interface AppConfig {
 }
 
 export class ConfigError extends Error {
-  readonly problems: readonly string[];
-
-  constructor(problems: string | readonly string[]) {
-    const list = typeof problems === 'string' ? [problems] : problems;
-    super(list.join('\n'));
+  constructor(readonly problems: readonly string[]) {
+    super(problems.join('\n'));
     this.name = 'ConfigError';
-    this.problems = list;
   }
 }
 
@@ -210,10 +206,8 @@ export const ENVIRONMENT_DEFAULTS: ReadonlyMap<string, Setting> = new Map(
   }),
 );
 
-type Env = Record<string, string | undefined>;
-
 /** The configuration of an environment, or one ConfigError naming every problem found. */
-export function loadConfig(env: Env): AppConfig {
+export function loadConfig(env: Record<string, string | undefined>): AppConfig {
   const given = Object.fromEntries(
     Object.entries(env).filter(([, value]) => value !== undefined && value !== ''),
   );
@@ -259,25 +253,16 @@ function withoutTrailingSlashes({ value }: { value: unknown }): unknown {
   return typeof value === 'string' ? value.replace(/\/+$/, '') : value;
 }
 
-function parsedUrl(value: string): URL | undefined {
-  try {
-    return new URL(value);
-  } catch {
-    return undefined;
-  }
-}
-
-// Never print DATABASE_URL or REDIS_URL: they may hold a password.
 function postgresUrlProblem(value: string, location: PostgresLocation): string | undefined {
   if (location.type === 'sqlite') return 'is set but DB_TYPE is sqlite: unset one of them';
-  if (parsedUrl(value) === undefined) return 'must be a URL like postgres://user:password@host:5432/database';
+  if (!URL.canParse(value)) return 'must be a URL like postgres://user:password@host:5432/database';
   return isUrlOf(value, 'postgres:', 'postgresql:')
     ? undefined
     : 'must start with postgres:// or postgresql://';
 }
 
 const isUrlOf = (value: string, ...protocols: string[]) =>
-  protocols.includes(parsedUrl(value)?.protocol ?? '');
+  URL.canParse(value) && protocols.includes(new URL(value).protocol);
 
 function redisUrlProblem(value: string): string | undefined {
   return isUrlOf(value, 'redis:', 'rediss:') ? undefined : 'must be a URL like redis://127.0.0.1:6379';
@@ -306,7 +291,6 @@ function httpUrlProblem(value: string): string | undefined {
   return isUrlOf(value, 'http:', 'https:') ? undefined : `must be an absolute http(s) URL ${got(value)}`;
 }
 
-// Never print a key: the wrong one is named by its position.
 function apiKeysProblem(keys: string[]): string | undefined {
   const wrong = keys.findIndex((key) => !isWellFormedApiKey(key));
   if (wrong === -1) return undefined;
@@ -315,8 +299,7 @@ function apiKeysProblem(keys: string[]): string | undefined {
 
 /** An origin as browsers send it: scheme, host and port, nothing else. */
 function isOrigin(entry: string): boolean {
-  const url = parsedUrl(entry);
-  return isUrlOf(entry, 'http:', 'https:') && `${url!.origin}/` === url!.href;
+  return isUrlOf(entry, 'http:', 'https:') && `${new URL(entry).origin}/` === new URL(entry).href;
 }
 
 function corsOriginsProblem(origins: string[]): string | undefined {

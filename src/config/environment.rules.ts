@@ -46,17 +46,13 @@ export function Integer(min: number, max: number): PropertyDecorator {
 /** The one boolean syntax of every flag: `true` or `false`, in any case. */
 export function Flag(): PropertyDecorator {
   return applyDecorators(
-    Transform(({ value }: { value: unknown }) => {
-      if (typeof value !== 'string') return value;
-      if (/^true$/i.test(value)) return true;
-      if (/^false$/i.test(value)) return false;
-      return value;
-    }),
+    Transform(({ value }: { value: unknown }) =>
+      typeof value === 'string' && /^(true|false)$/i.test(value) ? value.toLowerCase() === 'true' : value,
+    ),
     IsBoolean({ message: quoting('must be true or false') }),
   );
 }
 
-/** One of `values`; with `ignoreCase`, in any case. */
 export function OneOf(
   values: readonly string[],
   { ignoreCase = false, rule = `must be one of ${values.join(', ')}` } = {},

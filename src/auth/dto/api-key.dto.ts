@@ -143,13 +143,7 @@ export class ApiKeyPatchDto {
 @ApiSchema({ name: 'ApiKeyRotation' })
 export class RotateApiKeyDto {
   /** How long the previous secret keeps working, in seconds: by default a day (86400), at most 7 days. */
-  @ApiProperty({
-    type: 'integer',
-    format: 'int32',
-    minimum: 0,
-    maximum: MAX_GRACE_MS / 1000,
-    required: false,
-  })
+  @ApiProperty({ type: 'integer', format: 'int32', minimum: 0, maximum: MAX_GRACE_MS / 1000 })
   @Omittable()
   @IsInt({ message: 'graceSeconds must be an integer from 0 to 604800' })
   @Min(0, { message: 'graceSeconds must be an integer from 0 to 604800' })
