@@ -56,10 +56,7 @@ export class ExpressServerAdapter extends ExpressAdapter {
   }
 
   override initHttpServer(options: NestApplicationOptions): void {
-    if (options?.httpsOptions || options?.forceCloseConnections) {
-      super.initHttpServer(options);
-      return;
-    }
+    if (options?.httpsOptions || options?.forceCloseConnections) return super.initHttpServer(options);
     const app = this.getInstance<Express>();
     const limits = this.limits;
     // Born with Express's prototypes, so its per-request `setPrototypeOf` keeps V8's hidden classes.
@@ -84,15 +81,8 @@ export class ExpressServerAdapter extends ExpressAdapter {
   }
 
   override reply(response: http.ServerResponse, body: unknown, statusCode?: number): void {
-    if (
-      typeof body !== 'object' ||
-      body === null ||
-      body instanceof StreamableFile ||
-      body instanceof Error
-    ) {
+    if (typeof body !== 'object' || body === null || body instanceof StreamableFile || body instanceof Error)
       super.reply(response, body, statusCode);
-      return;
-    }
-    sendJson(response, statusCode ?? response.statusCode, body);
+    else sendJson(response, statusCode ?? response.statusCode, body);
   }
 }
