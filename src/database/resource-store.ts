@@ -64,10 +64,7 @@ const lastWork = new WeakMap<EntityManager, Array<() => Promise<void>>>();
 type Target = EntityTarget<ObjectLiteral>;
 const gathered = new WeakMap<EntityManager, Map<Target, ObjectLiteral[]>>();
 
-/**
- * Inserts `rows` (never read back) into `target`: gathered into one INSERT done last, after `first`,
- * in a transaction runTransaction began (a group of creates writes one); else at once.
- */
+/** Rows never read back: in runTransaction's transaction, one INSERT done last (after `first`); else now. */
 export async function insertLast(
   transaction: EntityManager,
   target: Target,
@@ -177,9 +174,8 @@ export function runTransaction<R>(
 }
 
 /**
- * After a COMMIT and a ROLLBACK that both failed (a full or unwritable disk), TypeORM still counts
- * a transaction open on SQLite's one connection, and would make the next one a savepoint inside
- * it that never commits: acknowledged and lost. Ends it, and the count with it.
+ * After a failed COMMIT and ROLLBACK (a full or unwritable disk), TypeORM still counts a transaction open
+ * on SQLite's one connection: the next would be a savepoint that never commits, acknowledged and lost.
  */
 async function settleSqliteTransaction(connection: DataSource): Promise<void> {
   const { queryRunner: runner } = connection.driver as {
@@ -223,12 +219,7 @@ export class ResourceStore<E extends Row> {
   private readonly resource: string;
 
   /** The audit event of a change made for `request` (an API request), in the change's transaction. */
-  private audited(
-    transaction: EntityManager,
-    id: number,
-    outcome: number,
-    request?: object,
-  ): Promise<void> | undefined {
+  private audited(transaction: EntityManager, id: number, outcome: number, request?: object) {
     if (!request || !this.audit) return undefined;
     return this.audit.record(transaction, [{ request, resource: this.resource, resourceId: id, outcome }]);
   }
@@ -328,10 +319,7 @@ export class ResourceStore<E extends Row> {
     return this.inserts.add({ row, inTransaction });
   }
 
-  /**
-   * Compare-and-set on the version seen: a row changed meanwhile is read and `check`ed again. The
-   * change made for an API `request` is audited in its transaction.
-   */
+  /** Compare-and-set on the version seen: a row changed meanwhile is read and `check`ed again. */
   async update<V extends E & VersionedRow>(
     this: ResourceStore<V>,
     id: number,
@@ -434,10 +422,7 @@ export class ResourceStore<E extends Row> {
     }
   }
 
-  /**
-   * `work` on the row, read under a lock and checked; what it changed is audited (made for a
-   * `request`) and dropped once it commits.
-   */
+  /** `work` on the row, read under a lock and checked; what it changed is dropped once it commits. */
   private async change<R>(
     id: number,
     check: (current: E) => void,

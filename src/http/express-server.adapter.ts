@@ -49,10 +49,7 @@ const TIMEOUT_CHECK_MS = 1000;
 export class ExpressServerAdapter extends ExpressAdapter {
   constructor(private readonly limits?: Readonly<HttpConfig>) {
     // Before the first `use()`: `/v1/pets/` and `/V1/PETS` are not `/v1/pets`, so proxy path rules hold.
-    const app = express();
-    app.enable('strict routing');
-    app.enable('case sensitive routing');
-    super(app);
+    super(express().enable('strict routing').enable('case sensitive routing'));
   }
 
   override initHttpServer(options: NestApplicationOptions): void {
