@@ -3,14 +3,8 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdo
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Client, Notification } from 'pg';
 import { DataSource, EntityManager } from 'typeorm';
-import { CHANGES_CHANNEL, ResourceStores } from './resource-store';
-
-export const CHANGE_NOTICES_OPTIONS = Symbol('CHANGE_NOTICES_OPTIONS');
-
-export interface ChangeNoticesOptions {
-  /** The longest this instance may go on caching tables that change without hearing its notices. */
-  readCacheStaleMs: number;
-}
+import type { DatabaseConfig } from '../config/app-config';
+import { CHANGES_CHANNEL, DATABASE_CONFIG, ResourceStores } from './resource-store';
 
 /** Every instance hears of the others' changes within `readCacheStaleMs` (docs/architecture.md). */
 @Injectable()
@@ -31,7 +25,7 @@ export class ChangeNotices implements OnApplicationBootstrap, OnApplicationShutd
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly stores: ResourceStores,
-    @Inject(CHANGE_NOTICES_OPTIONS) private readonly options: ChangeNoticesOptions,
+    @Inject(DATABASE_CONFIG) private readonly options: Pick<DatabaseConfig, 'readCacheStaleMs'>,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -48,11 +42,8 @@ export class ChangeNotices implements OnApplicationBootstrap, OnApplicationShutd
     // Ready once it hears itself (or after half the bound): from the first request on, it caches.
     const heard = new Promise<void>((resolve) => (this.firstHeard = resolve));
     await this.listen();
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      heard,
-      new Promise((resolve) => (timer = setTimeout(resolve, this.options.readCacheStaleMs / 2))),
-    ]);
+    const timer = setTimeout(() => this.firstHeard?.(), this.options.readCacheStaleMs / 2);
+    await heard;
     clearTimeout(timer);
   }
 
@@ -150,7 +141,6 @@ export class ChangeNotices implements OnApplicationBootstrap, OnApplicationShutd
       this.hears(false);
     }
     clearTimeout(this.timer);
-    this.timer = setTimeout(() => void this.listen(), 500);
-    this.timer.unref();
+    this.timer = setTimeout(() => void this.listen(), 500).unref();
   }
 }

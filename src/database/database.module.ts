@@ -5,9 +5,9 @@ import { ERROR_TRANSLATOR } from '../common/errors/api-exception';
 import { DatabaseConfig } from '../config/app-config';
 import { ModuleSchema } from './module-schema';
 import { dataSourceOptions, openDatabase } from './database.options';
-import { CHANGE_NOTICES_OPTIONS, ChangeNotices } from './change-notices';
+import { ChangeNotices } from './change-notices';
 import { translateOutage } from './outage';
-import { READ_CACHE_OPTIONS, ResourceStores } from './resource-store';
+import { DATABASE_CONFIG, ResourceStores } from './resource-store';
 
 /** The database of the modules' schemas, the stores they use, and the 503 of an outage. */
 @Global()
@@ -30,9 +30,8 @@ export class DatabaseModule {
         }),
       ],
       providers: [
-        { provide: READ_CACHE_OPTIONS, useValue: database },
+        { provide: DATABASE_CONFIG, useValue: database },
         ResourceStores,
-        { provide: CHANGE_NOTICES_OPTIONS, useValue: database },
         ChangeNotices,
         { provide: ERROR_TRANSLATOR, useFactory: translateOutage },
       ],

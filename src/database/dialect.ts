@@ -3,14 +3,10 @@ import { DataSource, PrimaryGeneratedColumn, QueryRunner, TableColumnOptions } f
 const SQLITE_TYPES: readonly string[] = ['sqlite', 'better-sqlite3'];
 
 /** SQLite only allows AUTOINCREMENT on INTEGER (64-bit there); other databases use bigint. */
-export function isSqlite(queryRunner: QueryRunner): boolean {
-  return SQLITE_TYPES.includes(queryRunner.connection.driver.options.type);
-}
-
 export function idColumn(queryRunner: QueryRunner): TableColumnOptions {
   return {
     name: 'id',
-    type: isSqlite(queryRunner) ? 'integer' : 'bigint',
+    type: SQLITE_TYPES.includes(queryRunner.connection.driver.options.type) ? 'integer' : 'bigint',
     isPrimary: true,
     isGenerated: true,
     generationStrategy: 'increment',

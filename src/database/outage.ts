@@ -25,46 +25,33 @@ const RELEASED_RUNNER = /^QueryRunner(Provider)?AlreadyReleasedError$/;
 const BROKEN_CONNECTION =
   /^(ECONNRESET|EPIPE|ECONNABORTED|57P01|57P02|08006|08003|08000)$|^(Connection terminated|Client has encountered a connection error|Client was closed|terminating connection)/i;
 
-function codeOf(error: object): string | undefined {
-  const code = (error as { code?: unknown }).code;
-  return typeof code === 'string' ? code : undefined;
-}
+const stringOf = (value: unknown) => (typeof value === 'string' ? value : '');
 
-function messageOf(error: object): string {
-  const message = (error as { message?: unknown }).message;
-  return typeof message === 'string' ? message : '';
-}
-
-function* layers(error: unknown): Generator<object> {
+function* layers(error: unknown): Generator<{ code: string; message: string; name: string }> {
   let current = error;
   for (let depth = 0; depth < 4 && current !== null && typeof current === 'object'; depth++) {
-    yield current;
-    const inner = current as { driverError?: unknown; cause?: unknown; errors?: unknown };
-    current =
-      inner.driverError ??
-      inner.cause ??
-      (Array.isArray(inner.errors) ? (inner.errors[0] as unknown) : undefined);
+    const { code, message, name, driverError, cause, errors } = current as Record<string, unknown>;
+    yield { code: stringOf(code), message: stringOf(message), name: stringOf(name) };
+    current = driverError ?? cause ?? (Array.isArray(errors) ? (errors[0] as unknown) : undefined);
   }
 }
 
 /** Why the database is unavailable (codes and first words, never SQL), or undefined. */
 export function databaseOutageCause(error: unknown): string | undefined {
-  for (const layer of layers(error)) {
-    const code = codeOf(layer);
-    const text = messageOf(layer).split('\n')[0].slice(0, 160);
+  for (const { code, message, name } of layers(error)) {
+    const first = message.split('\n')[0].slice(0, 160);
     if (code && (NETWORK_CODES.test(code) || POSTGRES_CODES.test(code) || SQLITE_CODES.test(code))) {
-      return text.includes(code) ? text : `${code}: ${text}`;
+      return first.includes(code) ? first : `${code}: ${first}`;
     }
-    if (POSTGRES_MESSAGES.test(text)) return text;
-    const { name } = layer as { name?: unknown };
-    if (typeof name === 'string' && RELEASED_RUNNER.test(name)) return `${name}: the connection was lost`;
+    if (POSTGRES_MESSAGES.test(first)) return first;
+    if (RELEASED_RUNNER.test(name)) return `${name}: the connection was lost`;
   }
   return undefined;
 }
 
 export function isBrokenConnection(error: unknown): boolean {
-  for (const layer of layers(error))
-    if (BROKEN_CONNECTION.test(codeOf(layer) ?? '') || BROKEN_CONNECTION.test(messageOf(layer))) return true;
+  for (const { code, message } of layers(error))
+    if (BROKEN_CONNECTION.test(code) || BROKEN_CONNECTION.test(message)) return true;
   return false;
 }
 

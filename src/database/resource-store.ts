@@ -18,6 +18,7 @@ import { boundedLru } from '../common/bounded-lru';
 import { ApiException } from '../common/errors/api-exception';
 import { decodeCursor, encodeCursor } from '../common/pagination/cursor';
 import { Page } from '../common/pagination/page';
+import type { DatabaseConfig } from '../config/app-config';
 import { Metrics } from '../observability/metrics';
 import { isForeignKeyViolation } from './dialect';
 import { GroupCommit, MAX_GROUP_SIZE, MAX_GROUPS_IN_FLIGHT } from './group-commit';
@@ -55,10 +56,7 @@ export type WithCreated<E> = (manager: EntityManager, created: E) => Promise<voi
 /** Columns a list is narrowed to (equality); an undefined value is no filter. */
 export type PageFilter<E> = { [K in keyof E]?: E[K] | undefined };
 
-export interface ReadCacheOptions {
-  readCacheSize: number;
-  readCacheMegabytes: number;
-}
+type ReadCacheOptions = Pick<DatabaseConfig, 'readCacheSize' | 'readCacheMegabytes'>;
 
 /** Work a transaction does last, before it commits: what it gathered on the way, in one statement. */
 const lastWork = new WeakMap<EntityManager, Array<() => Promise<void>>>();
@@ -66,10 +64,7 @@ const lastWork = new WeakMap<EntityManager, Array<() => Promise<void>>>();
 type Target = EntityTarget<ObjectLiteral>;
 const gathered = new WeakMap<EntityManager, Map<Target, ObjectLiteral[]>>();
 
-/**
- * Inserts `rows` (never read back) into `target`: gathered into one INSERT done last, after `first`,
- * in a transaction runTransaction began (a group of creates writes one); else at once.
- */
+/** Rows never read back: in runTransaction's transaction, one INSERT done last (after `first`); else now. */
 export async function insertLast(
   transaction: EntityManager,
   target: Target,
@@ -179,9 +174,8 @@ export function runTransaction<R>(
 }
 
 /**
- * After a COMMIT and a ROLLBACK that both failed (a full or unwritable disk), TypeORM still counts
- * a transaction open on SQLite's one connection, and would make the next one a savepoint inside
- * it that never commits: acknowledged and lost. Ends it, and the count with it.
+ * After a failed COMMIT and ROLLBACK (a full or unwritable disk), TypeORM still counts a transaction open
+ * on SQLite's one connection: the next would be a savepoint that never commits, acknowledged and lost.
  */
 async function settleSqliteTransaction(connection: DataSource): Promise<void> {
   const { queryRunner: runner } = connection.driver as {
@@ -225,12 +219,7 @@ export class ResourceStore<E extends Row> {
   private readonly resource: string;
 
   /** The audit event of a change made for `request` (an API request), in the change's transaction. */
-  private audited(
-    transaction: EntityManager,
-    id: number,
-    outcome: number,
-    request?: object,
-  ): Promise<void> | undefined {
+  private audited(transaction: EntityManager, id: number, outcome: number, request?: object) {
     if (!request || !this.audit) return undefined;
     return this.audit.record(transaction, [{ request, resource: this.resource, resourceId: id, outcome }]);
   }
@@ -330,10 +319,7 @@ export class ResourceStore<E extends Row> {
     return this.inserts.add({ row, inTransaction });
   }
 
-  /**
-   * Compare-and-set on the version seen: a row changed meanwhile is read and `check`ed again. The
-   * change made for an API `request` is audited in its transaction.
-   */
+  /** Compare-and-set on the version seen: a row changed meanwhile is read and `check`ed again. */
   async update<V extends E & VersionedRow>(
     this: ResourceStore<V>,
     id: number,
@@ -353,21 +339,18 @@ export class ResourceStore<E extends Row> {
       );
     }
     let current = this.cached()?.get<V>('row', this.rowKey(id));
-    let fromCache = current !== undefined;
-    for (;;) {
+    for (let fromCache = current !== undefined; ; fromCache = false) {
       if (!fromCache) current = (await this.readRow(id)) ?? undefined;
       if (!current) return null;
       try {
         check(current);
       } catch (refusal) {
-        if (!fromCache) throw refusal;
-        fromCache = false;
-        continue;
+        if (fromCache) continue;
+        throw refusal;
       }
       if (unchanged(current)) {
-        if (!fromCache) return current;
-        fromCache = false;
-        continue;
+        if (fromCache) continue;
+        return current;
       }
       const row = current;
       const written = await this.writeChange(async (manager) => {
@@ -383,7 +366,6 @@ export class ResourceStore<E extends Row> {
         this.invalidate(id);
         return written;
       }
-      fromCache = false;
     }
   }
 
@@ -399,11 +381,10 @@ export class ResourceStore<E extends Row> {
     row: V,
     set: [string, unknown][],
   ): Promise<V | null> {
-    const updated = { ...row, ...Object.fromEntries(set), version: row.version + 1 };
-    const values = { ...Object.fromEntries(set), version: updated.version };
+    const values = { ...Object.fromEntries(set), version: row.version + 1 };
     const where = { id: row.id, version: row.version } as FindOptionsWhere<V>;
     const { affected } = await manager.update(this.repository.target, where, values as never);
-    return affected === 1 ? updated : null;
+    return affected === 1 ? { ...row, ...values } : null;
   }
 
   /** PostgreSQL: in a transaction, with its NOTIFY; SQLite: the one UPDATE, atomic on its own, unless recorded. */
@@ -441,10 +422,7 @@ export class ResourceStore<E extends Row> {
     }
   }
 
-  /**
-   * `work` on the row, read under a lock and checked; what it changed is audited (made for a
-   * `request`) and dropped once it commits.
-   */
+  /** `work` on the row, read under a lock and checked; what it changed is dropped once it commits. */
   private async change<R>(
     id: number,
     check: (current: E) => void,
@@ -555,7 +533,7 @@ export class ReadCache {
   }
 }
 
-export const READ_CACHE_OPTIONS = Symbol('READ_CACHE_OPTIONS');
+export const DATABASE_CONFIG = Symbol('DATABASE_CONFIG');
 
 @Injectable()
 export class ResourceStores {
@@ -566,7 +544,7 @@ export class ResourceStores {
   notice?: (transaction: EntityManager, table: string, id: number) => Promise<unknown>;
 
   constructor(
-    @Inject(READ_CACHE_OPTIONS) options: ReadCacheOptions,
+    @Inject(DATABASE_CONFIG) options: ReadCacheOptions,
     @Optional() metrics: Metrics = new Metrics(),
     @Optional() @Inject(AUDIT_LOG) private readonly audit?: AuditLog,
     @Optional() @Inject(EVENT_OUTBOX) private readonly outbox?: EventOutbox,
@@ -578,14 +556,12 @@ export class ResourceStores {
     const table = repository.metadata.tablePath;
     let store = this.stores.get(table);
     if (!store) {
-      const notice = (transaction: EntityManager, changed: string, id: number) =>
-        this.notice?.(transaction, changed, id) ?? Promise.resolve();
       store = new ResourceStore(
         repository,
         this.cache,
         options,
         this.sync,
-        notice,
+        (transaction, changed, id) => this.notice?.(transaction, changed, id) ?? Promise.resolve(),
         this.audit,
         this.outbox,
       ) as unknown as ResourceStore<Row>;

@@ -3,14 +3,8 @@ import type { DataSource } from 'typeorm';
 
 type Callback = (this: unknown, ...results: unknown[]) => void;
 type Send = (...args: unknown[]) => unknown;
-interface Sqlite3Connection {
-  all: Send;
-  run: Send;
-  get: Send;
-  exec: Send;
-}
-
 const METHODS = ['all', 'run', 'get', 'exec'] as const;
+type Sqlite3Connection = Record<(typeof METHODS)[number], Send>;
 const gates = new WeakMap<DataSource, SqliteGate>();
 
 /** TypeORM's SQLite driver shares one connection, so a transaction would take in others' SQL: it waits. */

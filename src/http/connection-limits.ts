@@ -11,16 +11,17 @@ export interface ConnectionLimits {
   checkEveryMs: number;
 }
 
-interface Held {
-  inProgress: number;
+class Held {
+  inProgress = 0;
   /** The newest request while any is in progress; never one already answered (it would live on). */
-  latest: IncomingMessage | undefined;
-  ended: boolean;
-  waiting: Buffer[];
-  waitingBytes: number;
-  parse: (chunk: Buffer) => void;
-  bytes: number;
-  progressAt: number;
+  latest: IncomingMessage | undefined = undefined;
+  ended = false;
+  waiting: Buffer[] = [];
+  waitingBytes = 0;
+  bytes = 0;
+  progressAt = Date.now();
+
+  constructor(readonly parse: (chunk: Buffer) => void) {}
 }
 
 const pausedByNode = (socket: Socket) => (socket as Socket & { _paused?: boolean })._paused === true;
@@ -61,16 +62,7 @@ export function limitConnections(server: Server, limits: ConnectionLimits): void
   });
   server.on('connection', (socket: Socket) => {
     const emit = socket.emit.bind(socket) as (event: string | symbol, ...args: unknown[]) => boolean;
-    const state: Held = {
-      inProgress: 0,
-      latest: undefined,
-      ended: false,
-      waiting: [],
-      waitingBytes: 0,
-      parse: (chunk) => emit('data', chunk),
-      bytes: 0,
-      progressAt: Date.now(),
-    };
+    const state = new Held((chunk) => emit('data', chunk));
     connections.set(socket, state);
     socket.once('close', () => connections.delete(socket));
     socket.on('drain', () => feed(socket, state));

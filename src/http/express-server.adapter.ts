@@ -49,17 +49,11 @@ const TIMEOUT_CHECK_MS = 1000;
 export class ExpressServerAdapter extends ExpressAdapter {
   constructor(private readonly limits?: Readonly<HttpConfig>) {
     // Before the first `use()`: `/v1/pets/` and `/V1/PETS` are not `/v1/pets`, so proxy path rules hold.
-    const app = express();
-    app.enable('strict routing');
-    app.enable('case sensitive routing');
-    super(app);
+    super(express().enable('strict routing').enable('case sensitive routing'));
   }
 
   override initHttpServer(options: NestApplicationOptions): void {
-    if (options?.httpsOptions || options?.forceCloseConnections) {
-      super.initHttpServer(options);
-      return;
-    }
+    if (options?.httpsOptions || options?.forceCloseConnections) return super.initHttpServer(options);
     const app = this.getInstance<Express>();
     const limits = this.limits;
     // Born with Express's prototypes, so its per-request `setPrototypeOf` keeps V8's hidden classes.
@@ -84,15 +78,8 @@ export class ExpressServerAdapter extends ExpressAdapter {
   }
 
   override reply(response: http.ServerResponse, body: unknown, statusCode?: number): void {
-    if (
-      typeof body !== 'object' ||
-      body === null ||
-      body instanceof StreamableFile ||
-      body instanceof Error
-    ) {
+    if (typeof body !== 'object' || body === null || body instanceof StreamableFile || body instanceof Error)
       super.reply(response, body, statusCode);
-      return;
-    }
-    sendJson(response, statusCode ?? response.statusCode, body);
+    else sendJson(response, statusCode ?? response.statusCode, body);
   }
 }

@@ -6,12 +6,8 @@ export function isMiddlewareRoute(methods: Record<string, boolean>): boolean {
   return METHODS.every((method) => methods[method.toLowerCase()]);
 }
 
-interface ExpressRouteLayer {
-  route?: { path: unknown; methods: Record<string, boolean> };
-}
-
 interface ExpressApp {
-  router?: { stack: ExpressRouteLayer[] };
+  router?: { stack: { route?: { path: unknown; methods: Record<string, boolean> } }[] };
 }
 
 interface IndexedRoute {
@@ -34,19 +30,16 @@ export class RouteIndex {
   }
 
   private index(): IndexedRoute[] {
-    if (this.routes) return this.routes;
-    const layers = (this.app as ExpressApp).router?.stack ?? [];
-    this.routes = layers
-      .filter(
-        (layer) =>
-          layer.route && typeof layer.route.path === 'string' && !isMiddlewareRoute(layer.route.methods),
-      )
-      .map((layer) => ({
-        matches: match(layer.route!.path as string, { decode: false, sensitive: true, trailing: false }),
-        methods: Object.keys(layer.route!.methods)
-          .filter((method) => method !== '_all')
-          .map((method) => method.toUpperCase()),
-      }));
+    this.routes ??= ((this.app as ExpressApp).router?.stack ?? []).flatMap(({ route }) =>
+      route && typeof route.path === 'string' && !isMiddlewareRoute(route.methods)
+        ? {
+            matches: match(route.path, { decode: false, sensitive: true, trailing: false }),
+            methods: Object.keys(route.methods)
+              .filter((method) => method !== '_all')
+              .map((method) => method.toUpperCase()),
+          }
+        : [],
+    );
     return this.routes;
   }
 }

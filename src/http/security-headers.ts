@@ -19,12 +19,8 @@ export function securityHeaders(docsPath: string): RequestHandler {
   const docsPrefix = `/${docsPath}`;
   return (req, res, next) => {
     const path = req.path;
-    if (
-      path.startsWith(docsPrefix) &&
-      (path.length === docsPrefix.length || path[docsPrefix.length] === '/')
-    ) {
+    if (path.startsWith(docsPrefix) && (path.length === docsPrefix.length || path[docsPrefix.length] === '/'))
       return docsPage(req, res, next);
-    }
     for (const [name, value] of API_HEADER_ENTRIES) res.setHeader(name, value);
     next();
   };

@@ -30,14 +30,9 @@ export class MetricsListener implements OnModuleInit, OnApplicationBootstrap, Be
     if (!this.metrics.enabled) return;
     const dataSource = this.moduleRef.get(DataSource, { strict: false });
     countQueryErrors(dataSource, this.metrics);
-    if (dataSource.options.type === 'postgres') {
-      this.metrics.watchDatabase(
-        'postgresql',
-        (dataSource.driver as unknown as { master: PoolStats }).master,
-      );
-    } else {
-      this.metrics.watchDatabase(dataSource.options.type);
-    }
+    const { options, driver } = dataSource;
+    if (options.type !== 'postgres') return this.metrics.watchDatabase(options.type);
+    this.metrics.watchDatabase('postgresql', (driver as unknown as { master: PoolStats }).master);
   }
 
   async onApplicationBootstrap(): Promise<void> {

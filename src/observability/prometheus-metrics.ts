@@ -18,16 +18,13 @@ const KNOWN_METHODS = new Set('GET HEAD POST PUT DELETE CONNECT OPTIONS TRACE PA
 
 function packageVersion(): string {
   try {
-    const manifest = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as {
-      version?: unknown;
-    };
-    return typeof manifest.version === 'string' ? manifest.version : 'unknown';
+    const manifest = readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8');
+    const { version } = JSON.parse(manifest) as { version?: unknown };
+    return typeof version === 'string' ? version : 'unknown';
   } catch {
     return 'unknown';
   }
 }
-
-type Observe = (seconds: number) => void;
 
 export class PrometheusMetrics extends Metrics {
   readonly registry = new Registry();
@@ -45,7 +42,7 @@ export class PrometheusMetrics extends Metrics {
     registers: this.registers,
   });
   /** One prepared histogram child per method, route and status: no label hashing per request. */
-  private readonly observers = new Map<string, Observe>();
+  private readonly observers = new Map<string, Histogram.Internal<string>>();
   private readonly authFailures = this.counter(
     'petstore_auth_failures_total',
     'Requests refused by the API key check, by reason: 401 for a missing, invalid, revoked or expired key, 403 for a missing scope.',
@@ -104,9 +101,8 @@ export class PrometheusMetrics extends Metrics {
     super();
     collectDefaultMetrics({ register: this.registry });
     // Gauges named like counters, which promtool refuses; nodejs_active_* by type hold the same numbers.
-    for (const kind of ['handles', 'requests', 'resources']) {
+    for (const kind of ['handles', 'requests', 'resources'])
       this.registry.removeSingleMetric(`nodejs_active_${kind}_total`);
-    }
     new Gauge({
       name: 'petstore_build_info',
       help: 'The running build: 1, labelled with the service version and the Node.js version.',
@@ -173,17 +169,13 @@ export class PrometheusMetrics extends Metrics {
   override requestEnded(method: string, route: string, statusCode: number, seconds: number): void {
     this.inFlight.dec();
     const key = `${method} ${statusCode} ${route}`;
-    let observe = this.observers.get(key);
-    if (observe === undefined) {
-      const child = this.duration.labels(
-        KNOWN_METHODS.has(method) ? method : '_OTHER',
-        route,
-        String(statusCode),
-      );
-      observe = (value) => child.observe(value);
-      this.observers.set(key, observe);
+    let observer = this.observers.get(key);
+    if (observer === undefined) {
+      const methodLabel = KNOWN_METHODS.has(method) ? method : '_OTHER';
+      observer = this.duration.labels(methodLabel, route, String(statusCode));
+      this.observers.set(key, observer);
     }
-    observe(seconds);
+    observer.observe(seconds);
   }
 
   override authFailure(reason: AuthFailureReason): void {

@@ -1,4 +1,3 @@
-import type { IncomingMessage } from 'node:http';
 import { context, Span, trace } from '@opentelemetry/api';
 import { ExpressInstrumentation, ExpressLayerType } from '@opentelemetry/instrumentation-express';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
@@ -20,11 +19,6 @@ function idsOf(span: Span | undefined): TraceIds | undefined {
   if (!span) return undefined;
   const { traceId, spanId } = span.spanContext();
   return { trace_id: traceId, span_id: spanId };
-}
-
-function onIncomingRequest(span: Span, request: unknown): void {
-  const incoming = request as IncomingMessage & { [SERVER_SPAN_IDS]?: TraceIds };
-  if ('headers' in incoming) incoming[SERVER_SPAN_IDS] = idsOf(span);
 }
 
 const URL_ATTRIBUTES = new Set(['url.full', 'url.query', 'http.url', 'http.target']);
@@ -70,7 +64,10 @@ export function startTracingSdk(env: Record<string, string | undefined>): NodeSD
     instrumentations: [
       new HttpInstrumentation({
         disableOutgoingRequestInstrumentation: true,
-        requestHook: onIncomingRequest,
+        requestHook: (span, request) => {
+          if ('headers' in request)
+            (request as { [SERVER_SPAN_IDS]?: TraceIds })[SERVER_SPAN_IDS] = idsOf(span);
+        },
       }),
       // Only for `http.route`: a span per Express layer costs more than it tells, beside Nest's spans.
       new ExpressInstrumentation({

@@ -79,6 +79,7 @@ return {hits, ttl, blocked}`;
 const REFUND = `if tonumber(redis.call('GET', KEYS[1]) or '0') > 0 then redis.call('DECR', KEYS[1]) end return {0, 0}`;
 
 type Script = (...args: (string | number)[]) => Promise<[number, number, number?]>;
+type WithScripts = Redis & { petstoreIncrement: Script; petstoreRefund: Script };
 
 export class RedisCounters implements Counters {
   constructor(readonly redis: Redis) {
@@ -86,12 +87,9 @@ export class RedisCounters implements Counters {
     redis.defineCommand('petstoreRefund', { numberOfKeys: 1, lua: REFUND });
   }
 
-  private script(name: string): Script {
-    return (...args) => (this.redis as unknown as Record<string, Script>)[name].call(this.redis, ...args);
-  }
-
   async increment(key: string, ttl: number, limit: number, blockDuration: number): Promise<Hit> {
-    const [hits, windowMs, blocked = 0] = await this.script('petstoreIncrement')(
+    const redis = this.redis as WithScripts;
+    const [hits, windowMs, blocked = 0] = await redis.petstoreIncrement(
       key,
       `${key}:blocked`,
       ttl,
@@ -99,7 +97,7 @@ export class RedisCounters implements Counters {
       blockDuration,
     );
     return hit(hits, windowMs, limit, blocked, async () => {
-      await this.script('petstoreRefund')(key);
+      await redis.petstoreRefund(key);
     });
   }
 

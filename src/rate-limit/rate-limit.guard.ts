@@ -15,11 +15,8 @@ export class RateLimitGuard extends ThrottlerGuard {
   @Optional() @Inject(Metrics) private readonly metrics?: Metrics;
 
   protected override shouldSkip(context: ExecutionContext): Promise<boolean> {
-    const isPublic = this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [
-      context.getHandler(),
-      context.getClass(),
-    ]);
-    return Promise.resolve(Boolean(isPublic));
+    const targets = [context.getHandler(), context.getClass()];
+    return Promise.resolve(Boolean(this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)));
   }
 
   protected override getTracker(req: Record<string, unknown>): Promise<string> {
