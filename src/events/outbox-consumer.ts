@@ -34,7 +34,7 @@ export async function consumeOutbox(
   });
   if (events.length === 0) return 0;
   await handle.before?.(events);
-  const moved = await runTransaction(connection, async (transaction) => {
+  return runTransaction(connection, async (transaction) => {
     await handle.within?.(transaction, events);
     const { affected } = await transaction.update(
       OutboxPositionEntity,
@@ -47,7 +47,6 @@ export async function consumeOutbox(
     if (error instanceof Overtaken) return 0;
     throw error;
   });
-  return moved;
 }
 
 class Overtaken extends Error {}
