@@ -39,11 +39,12 @@ export class NatsSink implements EventSink {
         await connection.close();
         throw error;
       });
-    const exists = await manager.streams.info(stream).then(
-      () => true,
-      () => false,
-    );
-    if (!exists)
+    const exists = () =>
+      manager.streams.info(stream).then(
+        () => true,
+        () => false,
+      );
+    if (!(await exists()))
       await manager.streams
         .add({
           name: stream,
@@ -52,13 +53,7 @@ export class NatsSink implements EventSink {
           duplicate_window: DUPLICATE_WINDOW_NS,
         })
         .catch(async (error: unknown) => {
-          if (
-            !(await manager.streams.info(stream).then(
-              () => true,
-              () => false,
-            ))
-          )
-            throw error;
+          if (!(await exists())) throw error;
         });
     return new NatsSink(connection, connection.jetstream({ timeout: timeoutMs }), subjectPrefix, timeoutMs);
   }
@@ -69,14 +64,11 @@ export class NatsSink implements EventSink {
       events.map((event) => {
         const header = headers();
         header.set('Content-Type', 'application/json');
+        const options = { msgID: event.id, headers: header, timeout: this.timeoutMs };
         return this.jetstream.publish(
           `${this.subjectPrefix}.${event.type}`,
           codec.encode(JSON.stringify(event)),
-          {
-            msgID: event.id,
-            headers: header,
-            timeout: this.timeoutMs,
-          },
+          options,
         );
       }),
     );
