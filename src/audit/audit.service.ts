@@ -36,12 +36,8 @@ export class AuditService implements AuditLog, OnApplicationBootstrap, OnApplica
   ) {}
 
   record(transaction: EntityManager, changes: readonly AuditedChange[]): Promise<void> {
-    return insertLast(transaction, AuditEventEntity, this.rows(changes));
-  }
-
-  private rows(changes: readonly AuditedChange[]): Partial<AuditEventEntity>[] {
     const at = Date.now();
-    return changes.map(({ request, resource, resourceId, outcome }) => {
+    const rows = changes.map(({ request, resource, resourceId, outcome }) => {
       const req = request as Request;
       const caller = callerOf(req);
       return {
@@ -56,6 +52,7 @@ export class AuditService implements AuditLog, OnApplicationBootstrap, OnApplica
         clientAddress: (req.ip ?? req.socket?.remoteAddress ?? 'unknown').slice(0, 64),
       };
     });
+    return insertLast(transaction, AuditEventEntity, rows);
   }
 
   /** Oldest first, `limit` at a time; the cursor holds the filter it was given for. */

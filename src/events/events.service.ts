@@ -11,9 +11,6 @@ import { EventEntity } from './event.entity';
 import { PublishedEvent, publishedJson } from './event-sink';
 import { WebhookDeliveryEntity } from './webhook-delivery.entity';
 
-export interface EventsOptions {
-  retentionDays: number;
-}
 export const EVENTS_OPTIONS = Symbol('EVENTS_OPTIONS');
 
 /** `evt_` and 16 digits: ids sort as text as they do as numbers. */
@@ -49,7 +46,7 @@ export class EventsService implements EventOutbox, OnApplicationBootstrap, OnApp
   constructor(
     @InjectRepository(EventEntity) private readonly events: Repository<EventEntity>,
     @InjectRepository(WebhookDeliveryEntity) private readonly deliveries: Repository<WebhookDeliveryEntity>,
-    @Inject(EVENTS_OPTIONS) private readonly options: EventsOptions,
+    @Inject(EVENTS_OPTIONS) private readonly options: { retentionDays: number },
   ) {}
 
   private readonly listeners: Array<() => void> = [];

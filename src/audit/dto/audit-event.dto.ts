@@ -84,7 +84,6 @@ export class ListAuditEventsQueryDto {
   limit: number = DEFAULT_PAGE_SIZE;
 
   /** Only the changes of this stored key. */
-  @ApiProperty({ ...INT64, required: false })
   @Omittable()
   @Transform(decimal)
   @IsId()
