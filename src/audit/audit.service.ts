@@ -55,7 +55,6 @@ export class AuditService implements AuditLog, OnApplicationBootstrap, OnApplica
     return insertLast(transaction, AuditEventEntity, rows);
   }
 
-  /** Oldest first, `limit` at a time; the cursor holds the filter it was given for. */
   async list(filter: AuditFilter, limit: number, cursor?: string): Promise<Page<AuditEventEntity>> {
     const filterText = JSON.stringify([filter.keyId, filter.resource, filter.since, filter.until]);
     const afterId = cursor === undefined ? 0 : decodeCursor(cursor, filterText).afterId;
@@ -70,7 +69,6 @@ export class AuditService implements AuditLog, OnApplicationBootstrap, OnApplica
     return { items, nextCursor: encodeCursor({ afterId: items[items.length - 1].id, filter: filterText }) };
   }
 
-  /** Events older than the retention; returns how many went. */
   prune(now = Date.now()): Promise<number> {
     return pruneBefore(this.events, 'at', now - this.options.retentionDays * DAY_MS);
   }

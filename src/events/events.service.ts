@@ -67,7 +67,6 @@ export class EventsService implements EventOutbox, OnApplicationBootstrap, OnApp
     for (const listener of this.listeners) listener();
   };
 
-  /** Oldest first, after `after` (an event id), `limit` at a time, of one type or pattern. */
   async list(
     filter: { type?: string; after?: string },
     limit: number,
@@ -89,7 +88,6 @@ export class EventsService implements EventOutbox, OnApplicationBootstrap, OnApp
     return { items, nextCursor: encodeCursor({ afterId: items[items.length - 1].id, filter: filterText }) };
   }
 
-  /** Events, and the deliveries made of them, past the retention; returns how many events went. */
   async prune(now = Date.now()): Promise<number> {
     const cutoff = now - this.options.retentionDays * DAY_MS;
     const removed = await pruneBefore(this.events, 'at', cutoff);

@@ -116,7 +116,6 @@ export class WebhookEndpointsService {
     await this.endpoints.update(id, { enabled: false, disabledReason: reason }, () => undefined);
   }
 
-  /** The endpoint's deliveries, newest first (404 when it does not exist). */
   async deliveriesOf(
     id: number,
     query: { limit: number; cursor?: string; status?: DeliveryStatus },
@@ -133,7 +132,6 @@ export class WebhookEndpointsService {
     return { items, nextCursor: encodeCursor({ afterId: items[items.length - 1].id, filter }) };
   }
 
-  /** A delivery that ended (failed or succeeded) is pending again, from the start of the schedule. */
   async resend(id: number, deliveryId: number, request: Request): Promise<WebhookDeliveryEntity> {
     await this.get(id);
     return runTransaction(this.deliveries.manager.connection, async (transaction) => {
