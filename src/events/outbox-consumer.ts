@@ -66,9 +66,12 @@ export async function skipOutbox(connection: DataSource, name: string, before: n
       .update({ name, position: LessThan(last) }, { position: last });
 }
 
+const IDLE_MS = 1000;
+const GAP_MS = 200;
+
 /**
- * Runs `step` one at a time: when woken (a commit, a retry due), at most every `gapMs`, and every
- * `idleMs` for what other instances did. Polling alone would cost every request a share.
+ * Runs `step` one at a time: when woken (a commit, a retry due), at most every `GAP_MS`, and every
+ * `IDLE_MS` for what other instances did. Polling alone would cost every request a share.
  */
 export class Ticker {
   private timer?: NodeJS.Timeout;
@@ -78,11 +81,7 @@ export class Ticker {
   private lastRun = 0;
   private stopped = false;
 
-  constructor(
-    private readonly step: () => Promise<void>,
-    private readonly idleMs = 1000,
-    private readonly gapMs = 200,
-  ) {}
+  constructor(private readonly step: () => Promise<void>) {}
 
   start(): void {
     this.arm(0);
@@ -91,7 +90,7 @@ export class Ticker {
   wake(inMs = 0): void {
     if (this.stopped) return;
     if (this.running && inMs === 0) this.again = true;
-    else this.arm(Math.max(inMs, this.lastRun + this.gapMs - Date.now()));
+    else this.arm(Math.max(inMs, this.lastRun + GAP_MS - Date.now()));
   }
 
   async stop(): Promise<void> {
@@ -120,6 +119,6 @@ export class Ticker {
     await this.running;
     this.running = undefined;
     this.lastRun = Date.now();
-    if (!this.stopped) this.arm(this.again ? this.gapMs : this.idleMs);
+    if (!this.stopped) this.arm(this.again ? GAP_MS : IDLE_MS);
   }
 }
