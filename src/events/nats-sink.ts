@@ -1,5 +1,5 @@
 import { connect, headers, JetStreamClient, NatsConnection, RetentionPolicy, StringCodec } from 'nats';
-import { EventSink, PublishedEvent } from './event-sink';
+import { PublishedEvent } from './event-sink';
 
 export interface NatsSinkOptions {
   stream?: string;
@@ -12,9 +12,7 @@ const codec = StringCodec();
 const DUPLICATE_WINDOW_NS = 10 * 60 * 1e9;
 
 /** NATS JetStream: subject `<prefix>.<type>`, `Nats-Msg-Id` the event id, every PubAck awaited. */
-export class NatsSink implements EventSink {
-  readonly name = 'nats';
-
+export class NatsSink {
   private constructor(
     private readonly connection: NatsConnection,
     private readonly jetstream: JetStreamClient,
