@@ -87,13 +87,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
           await skipOutbox(this.connection, 'webhooks', Date.now() - CLOCK_SKEW_MS);
           this.skipped = Date.now();
         }
-      } else
-        while (
-          (await consumeOutbox(this.connection, 'webhooks', {
-            columns: ['id', 'type', 'at'],
-            within: fanOut,
-          })) === OUTBOX_BATCH
-        );
+      } else while ((await consumeOutbox(this.connection, 'webhooks', FAN_OUT)) === OUTBOX_BATCH);
       await this.sendDue();
       this.failing = false;
     } catch (error) {
@@ -289,6 +283,8 @@ async function claimDue(connection: DataSource, room: number, now: number): Prom
 
 /** ±10 %, so that deliveries failed together are not all retried in the same instant. */
 const jittered = (ms: number) => Math.round(ms * (0.9 + Math.random() * 0.2));
+
+const FAN_OUT = { columns: ['id', 'type', 'at'] satisfies (keyof EventEntity)[], within: fanOut };
 
 /** One delivery per event and enabled endpoint that takes its type and existed when it was committed. */
 async function fanOut(transaction: EntityManager, events: EventEntity[]): Promise<void> {
