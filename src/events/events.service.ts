@@ -63,9 +63,7 @@ export class EventsService implements EventOutbox, OnApplicationBootstrap, OnApp
     this.listeners.push(listener);
   }
 
-  private readonly committed = () => {
-    for (const listener of this.listeners) listener();
-  };
+  private readonly committed = () => this.listeners.forEach((listener) => listener());
 
   async list(
     filter: { type?: string; after?: string },

@@ -53,14 +53,8 @@ class Overtaken extends Error {}
 
 /** Moves a consumer that has nowhere to send them past the events made before `before`, unread; only forward. */
 export async function skipOutbox(connection: DataSource, name: string, before: number): Promise<void> {
-  const raw = await connection
-    .getRepository(EventEntity)
-    .createQueryBuilder('event')
-    .select('MAX(event.id)', 'last')
-    .where('event.at < :before', { before })
-    .getRawOne<{ last: string | number | null }>();
-  const last = Number(raw?.last ?? 0);
-  if (last > 0)
+  const last = await connection.getRepository(EventEntity).maximum('id', { at: LessThan(before) });
+  if (last)
     await connection
       .getRepository(OutboxPositionEntity)
       .update({ name, position: LessThan(last) }, { position: last });
