@@ -95,19 +95,13 @@ export class WebhookEndpointsService {
         previousSecret: current.secret,
         previousSecretExpiresAt: Date.now() + graceMs,
       };
-      const rotated = await this.endpoints
-        .update(
-          id,
-          changes,
-          (row) => {
-            if (row.secret !== current.secret) throw new RotatedMeanwhile();
-          },
-          context,
-        )
-        .catch((error: unknown) => {
-          if (error instanceof RotatedMeanwhile) return undefined;
-          throw error;
-        });
+      const unchanged = (row: WebhookEndpointEntity) => {
+        if (row.secret !== current.secret) throw new RotatedMeanwhile();
+      };
+      const rotated = await this.endpoints.update(id, changes, unchanged, context).catch((error: unknown) => {
+        if (error instanceof RotatedMeanwhile) return undefined;
+        throw error;
+      });
       if (rotated !== undefined) return this.found(id, rotated);
     }
   }
