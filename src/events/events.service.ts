@@ -17,7 +17,7 @@ export const EVENTS_OPTIONS = Symbol('EVENTS_OPTIONS');
 export const EVENT_ID_FORMAT = /^evt_(\d{16})$/;
 export const eventId = (id: number): string => `evt_${String(id).padStart(16, '0')}`;
 
-export function parseEventId(raw: string, field: string): number {
+function parseEventId(raw: string, field: string): number {
   const match = EVENT_ID_FORMAT.exec(raw);
   if (!match)
     throw validationFailed([{ field, message: `${field} must be an event id like evt_0000000000000001` }]);
