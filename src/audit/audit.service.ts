@@ -53,7 +53,6 @@ export class AuditService implements AuditLog, OnApplicationBootstrap, OnApplica
     return insertLast(transaction, AuditEventEntity, rows);
   }
 
-  /** Oldest first, `limit` at a time; the cursor holds the filter it was given for. */
   async list(filter: AuditFilter, limit: number, cursor?: string): Promise<Page<AuditEventEntity>> {
     const filterText = JSON.stringify([filter.keyId, filter.resource, filter.since, filter.until]);
     const afterId = cursor === undefined ? 0 : decodeCursor(cursor, filterText).afterId;

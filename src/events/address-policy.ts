@@ -1,4 +1,4 @@
-import { lookup as dnsLookup, LookupAddress } from 'node:dns';
+import { lookup as dnsLookup, LookupAddress, promises as dns } from 'node:dns';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
@@ -26,19 +26,14 @@ export function forbiddenAddress(ip: string): string | undefined {
 }
 
 type Lookup = (hostname: string, options: { all: true; verbatim?: boolean }) => Promise<LookupAddress[]>;
-const lookupAll: Lookup = (hostname, options) =>
-  new Promise((resolve, reject) =>
-    dnsLookup(hostname, options, (error, addresses) => (error ? reject(error) : resolve(addresses))),
-  );
 
-/** The host of a URL, without the brackets of an IPv6 literal. */
 const hostOf = (url: URL) => url.hostname.replace(/^\[(.*)\]$/, '$1');
 
 /** What is wrong with `url` as a webhook endpoint, or undefined; it resolves the name but never connects. */
 export async function checkEndpointUrl(
   url: string,
   policy: AddressPolicy,
-  lookup: Lookup = lookupAll,
+  lookup: Lookup = dns.lookup,
 ): Promise<string | undefined> {
   let parsed: URL;
   try {

@@ -8,10 +8,3 @@ export interface PublishedEvent {
 /** An event as published, as JSON text: `data` is stored as JSON, so it goes in as it is. */
 export const publishedJson = (id: string, type: string, at: number, data: string): string =>
   `{"id":${JSON.stringify(id)},"type":${JSON.stringify(type)},"timestamp":"${new Date(at).toISOString()}","data":${data}}`;
-
-/** Where the outbox relay hands committed events, oldest first; resolves once every one is durably accepted. */
-export interface EventSink {
-  readonly name: string;
-  publish(events: readonly PublishedEvent[]): Promise<void>;
-  close(): Promise<void>;
-}

@@ -11,16 +11,13 @@ import { EventEntity } from './event.entity';
 import { PublishedEvent, publishedJson } from './event-sink';
 import { WebhookDeliveryEntity } from './webhook-delivery.entity';
 
-export interface EventsOptions {
-  retentionDays: number;
-}
 export const EVENTS_OPTIONS = Symbol('EVENTS_OPTIONS');
 
 /** `evt_` and 16 digits: ids sort as text as they do as numbers. */
 export const EVENT_ID_FORMAT = /^evt_(\d{16})$/;
 export const eventId = (id: number): string => `evt_${String(id).padStart(16, '0')}`;
 
-export function parseEventId(raw: string, field: string): number {
+function parseEventId(raw: string, field: string): number {
   const match = EVENT_ID_FORMAT.exec(raw);
   if (!match)
     throw validationFailed([{ field, message: `${field} must be an event id like evt_0000000000000001` }]);
@@ -49,7 +46,7 @@ export class EventsService implements EventOutbox, OnApplicationBootstrap, OnApp
   constructor(
     @InjectRepository(EventEntity) private readonly events: Repository<EventEntity>,
     @InjectRepository(WebhookDeliveryEntity) private readonly deliveries: Repository<WebhookDeliveryEntity>,
-    @Inject(EVENTS_OPTIONS) private readonly options: EventsOptions,
+    @Inject(EVENTS_OPTIONS) private readonly options: { retentionDays: number },
   ) {}
 
   private readonly listeners: Array<() => void> = [];
@@ -66,11 +63,8 @@ export class EventsService implements EventOutbox, OnApplicationBootstrap, OnApp
     this.listeners.push(listener);
   }
 
-  private readonly committed = () => {
-    for (const listener of this.listeners) listener();
-  };
+  private readonly committed = () => this.listeners.forEach((listener) => listener());
 
-  /** Oldest first, after `after` (an event id), `limit` at a time, of one type or pattern. */
   async list(
     filter: { type?: string; after?: string },
     limit: number,
@@ -92,7 +86,6 @@ export class EventsService implements EventOutbox, OnApplicationBootstrap, OnApp
     return { items, nextCursor: encodeCursor({ afterId: items[items.length - 1].id, filter: filterText }) };
   }
 
-  /** Events, and the deliveries made of them, past the retention; returns how many events went. */
   async prune(now = Date.now()): Promise<number> {
     const cutoff = now - this.options.retentionDays * DAY_MS;
     const removed = await pruneBefore(this.events, 'at', cutoff);

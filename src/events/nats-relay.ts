@@ -1,13 +1,7 @@
-import {
-  BeforeApplicationShutdown,
-  Inject,
-  Injectable,
-  Logger,
-  OnApplicationBootstrap,
-} from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { BeforeApplicationShutdown } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { EventSink } from './event-sink';
 import { EventEntity } from './event.entity';
 import { EventsService, published } from './events.service';
 import { NatsSink } from './nats-sink';
@@ -19,7 +13,7 @@ export const NATS_URL = Symbol('NATS_URL');
 @Injectable()
 export class NatsRelay implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('Events');
-  private sink?: EventSink;
+  private sink?: NatsSink;
   private readonly ticker = new Ticker(() => this.tick());
   private failing = false;
 

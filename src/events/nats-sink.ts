@@ -1,5 +1,5 @@
 import { connect, headers, JetStreamClient, NatsConnection, RetentionPolicy, StringCodec } from 'nats';
-import { EventSink, PublishedEvent } from './event-sink';
+import { PublishedEvent } from './event-sink';
 
 export interface NatsSinkOptions {
   stream?: string;
@@ -12,9 +12,7 @@ const codec = StringCodec();
 const DUPLICATE_WINDOW_NS = 10 * 60 * 1e9;
 
 /** NATS JetStream: subject `<prefix>.<type>`, `Nats-Msg-Id` the event id, every PubAck awaited. */
-export class NatsSink implements EventSink {
-  readonly name = 'nats';
-
+export class NatsSink {
   private constructor(
     private readonly connection: NatsConnection,
     private readonly jetstream: JetStreamClient,
@@ -39,11 +37,12 @@ export class NatsSink implements EventSink {
         await connection.close();
         throw error;
       });
-    const exists = await manager.streams.info(stream).then(
-      () => true,
-      () => false,
-    );
-    if (!exists)
+    const exists = () =>
+      manager.streams.info(stream).then(
+        () => true,
+        () => false,
+      );
+    if (!(await exists()))
       await manager.streams
         .add({
           name: stream,
@@ -52,13 +51,7 @@ export class NatsSink implements EventSink {
           duplicate_window: DUPLICATE_WINDOW_NS,
         })
         .catch(async (error: unknown) => {
-          if (
-            !(await manager.streams.info(stream).then(
-              () => true,
-              () => false,
-            ))
-          )
-            throw error;
+          if (!(await exists())) throw error;
         });
     return new NatsSink(connection, connection.jetstream({ timeout: timeoutMs }), subjectPrefix, timeoutMs);
   }
@@ -69,14 +62,11 @@ export class NatsSink implements EventSink {
       events.map((event) => {
         const header = headers();
         header.set('Content-Type', 'application/json');
+        const options = { msgID: event.id, headers: header, timeout: this.timeoutMs };
         return this.jetstream.publish(
           `${this.subjectPrefix}.${event.type}`,
           codec.encode(JSON.stringify(event)),
-          {
-            msgID: event.id,
-            headers: header,
-            timeout: this.timeoutMs,
-          },
+          options,
         );
       }),
     );

@@ -34,7 +34,7 @@ export async function consumeOutbox(
   });
   if (events.length === 0) return 0;
   await handle.before?.(events);
-  const moved = await runTransaction(connection, async (transaction) => {
+  return runTransaction(connection, async (transaction) => {
     await handle.within?.(transaction, events);
     const { affected } = await transaction.update(
       OutboxPositionEntity,
@@ -47,29 +47,25 @@ export async function consumeOutbox(
     if (error instanceof Overtaken) return 0;
     throw error;
   });
-  return moved;
 }
 
 class Overtaken extends Error {}
 
 /** Moves a consumer that has nowhere to send them past the events made before `before`, unread; only forward. */
 export async function skipOutbox(connection: DataSource, name: string, before: number): Promise<void> {
-  const raw = await connection
-    .getRepository(EventEntity)
-    .createQueryBuilder('event')
-    .select('MAX(event.id)', 'last')
-    .where('event.at < :before', { before })
-    .getRawOne<{ last: string | number | null }>();
-  const last = Number(raw?.last ?? 0);
-  if (last > 0)
+  const last = await connection.getRepository(EventEntity).maximum('id', { at: LessThan(before) });
+  if (last)
     await connection
       .getRepository(OutboxPositionEntity)
       .update({ name, position: LessThan(last) }, { position: last });
 }
 
+const IDLE_MS = 1000;
+const GAP_MS = 200;
+
 /**
- * Runs `step` one at a time: when woken (a commit, a retry due), at most every `gapMs`, and every
- * `idleMs` for what other instances did. Polling alone would cost every request a share.
+ * Runs `step` one at a time: when woken (a commit, a retry due), at most every `GAP_MS`, and every
+ * `IDLE_MS` for what other instances did. Polling alone would cost every request a share.
  */
 export class Ticker {
   private timer?: NodeJS.Timeout;
@@ -79,11 +75,7 @@ export class Ticker {
   private lastRun = 0;
   private stopped = false;
 
-  constructor(
-    private readonly step: () => Promise<void>,
-    private readonly idleMs = 1000,
-    private readonly gapMs = 200,
-  ) {}
+  constructor(private readonly step: () => Promise<void>) {}
 
   start(): void {
     this.arm(0);
@@ -92,7 +84,7 @@ export class Ticker {
   wake(inMs = 0): void {
     if (this.stopped) return;
     if (this.running && inMs === 0) this.again = true;
-    else this.arm(Math.max(inMs, this.lastRun + this.gapMs - Date.now()));
+    else this.arm(Math.max(inMs, this.lastRun + GAP_MS - Date.now()));
   }
 
   async stop(): Promise<void> {
@@ -121,6 +113,6 @@ export class Ticker {
     await this.running;
     this.running = undefined;
     this.lastRun = Date.now();
-    if (!this.stopped) this.arm(this.again ? this.gapMs : this.idleMs);
+    if (!this.stopped) this.arm(this.again ? GAP_MS : IDLE_MS);
   }
 }

@@ -15,15 +15,13 @@ export function signatureHeaders(
   body: string,
 ): Record<'webhook-id' | 'webhook-timestamp' | 'webhook-signature', string> {
   const signed = `${id}.${timestampSeconds}.${body}`;
-  const signatures = secrets.map(
-    (secret) =>
-      `v1,${createHmac('sha256', Buffer.from(secret.slice(PREFIX.length), 'base64'))
-        .update(signed)
-        .digest('base64')}`,
-  );
+  const sign = (secret: string) =>
+    createHmac('sha256', Buffer.from(secret.slice(PREFIX.length), 'base64'))
+      .update(signed)
+      .digest('base64');
   return {
     'webhook-id': id,
     'webhook-timestamp': String(timestampSeconds),
-    'webhook-signature': signatures.join(' '),
+    'webhook-signature': secrets.map((secret) => `v1,${sign(secret)}`).join(' '),
   };
 }

@@ -10,7 +10,7 @@ import { EventEntity } from './event.entity';
 import { eventId, EventsService, matchesType } from './events.service';
 import { consumeOutbox, OUTBOX_BATCH, skipOutbox, Ticker } from './outbox-consumer';
 import { DeliveryThread } from './delivery-thread';
-import { DeliveryAttempt, DeliveryStatus, WebhookDeliveryEntity } from './webhook-delivery.entity';
+import { DeliveryAttempt, WebhookDeliveryEntity } from './webhook-delivery.entity';
 import { WebhookEndpointEntity } from './webhook-endpoint.entity';
 import { ADDRESS_POLICY, WebhookEndpointsService } from './webhook-endpoints.service';
 import { Attempt } from './webhook-sender';
@@ -21,7 +21,7 @@ export interface DeliveryOptions {
 }
 export const DELIVERY_OPTIONS = Symbol('DELIVERY_OPTIONS');
 
-export const ATTEMPT_TIMEOUT_MS = 15_000;
+const ATTEMPT_TIMEOUT_MS = 15_000;
 /** Longer than an attempt can last: while it runs, no other instance takes the delivery. */
 const LEASE_MS = ATTEMPT_TIMEOUT_MS + 15_000;
 const KEPT_ATTEMPTS = 10;
@@ -63,7 +63,9 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
   }
 
   onApplicationBootstrap(): void {
-    this.metrics.watchWebhooks(() => this.backlog());
+    this.metrics.watchWebhooks(() =>
+      this.connection.getRepository(WebhookDeliveryEntity).countBy({ status: 'pending' }),
+    );
     this.ticker.start();
   }
 
@@ -85,13 +87,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
           await skipOutbox(this.connection, 'webhooks', Date.now() - CLOCK_SKEW_MS);
           this.skipped = Date.now();
         }
-      } else
-        while (
-          (await consumeOutbox(this.connection, 'webhooks', {
-            columns: ['id', 'type', 'at'],
-            within: fanOut,
-          })) === OUTBOX_BATCH
-        );
+      } else while ((await consumeOutbox(this.connection, 'webhooks', FAN_OUT)) === OUTBOX_BATCH);
       await this.sendDue();
       this.failing = false;
     } catch (error) {
@@ -193,7 +189,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
         : Date.now() +
           Math.max(jittered(schedule[tries - 1]), Math.min(retryAfterMs ?? 0, MAX_RETRY_AFTER_MS));
     if (next !== undefined) this.ticker.wake(next - Date.now());
-    const outcome: Outcome = {
+    this.outcomes.push({
       id: delivery.id,
       lease: delivery.nextAttemptAt,
       status: ok ? 'succeeded' : next === undefined ? 'failed' : 'pending',
@@ -201,8 +197,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
       attempts,
       nextAttemptAt: next ?? Date.now(),
       deliveredAt: ok ? Date.now() : null,
-    };
-    this.outcomes.push(outcome);
+    });
     // One write at a time: outcomes that come meanwhile go together in the next one.
     await (this.writing ??= (async () => {
       await new Promise(setImmediate);
@@ -213,10 +208,6 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
       }
     })());
     if (gone) await this.endpoints.disable(delivery.endpointId, 'The receiver answered 410 Gone.');
-  }
-
-  private backlog(): Promise<number> {
-    return this.connection.getRepository(WebhookDeliveryEntity).countBy({ status: 'pending' });
   }
 }
 
@@ -237,15 +228,10 @@ async function eventsById(connection: DataSource, ids: number[]): Promise<Sent[]
   return rows.map(({ id, type, at, data }) => ({ id: Number(id), type, at: Number(at), data }));
 }
 
-interface Outcome {
-  id: number;
-  lease: number;
-  status: DeliveryStatus;
-  tries: number;
-  attempts: string;
-  nextAttemptAt: number;
-  deliveredAt: number | null;
-}
+type Outcome = Pick<
+  WebhookDeliveryEntity,
+  'id' | 'status' | 'tries' | 'attempts' | 'nextAttemptAt' | 'deliveredAt'
+> & { lease: number };
 
 /** Each outcome only where its attempt still holds the lease: a late answer never overwrites a newer attempt. */
 async function writeOutcomes(connection: DataSource, outcomes: Outcome[]): Promise<void> {
@@ -297,6 +283,8 @@ async function claimDue(connection: DataSource, room: number, now: number): Prom
 
 /** ±10 %, so that deliveries failed together are not all retried in the same instant. */
 const jittered = (ms: number) => Math.round(ms * (0.9 + Math.random() * 0.2));
+
+const FAN_OUT = { columns: ['id', 'type', 'at'] satisfies (keyof EventEntity)[], within: fanOut };
 
 /** One delivery per event and enabled endpoint that takes its type and existed when it was committed. */
 async function fanOut(transaction: EntityManager, events: EventEntity[]): Promise<void> {

@@ -1,4 +1,4 @@
-import { Body, Controller, Headers, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { Body, Controller, Headers, HttpCode, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiCallbacks, ApiOkResponse } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { ifMatch, setEtag } from '../common/conditional-requests';
@@ -16,7 +16,7 @@ import {
 } from '../common/openapi/operations';
 import { setNextLink } from '../common/pagination/next-link';
 import { RequiredScope } from '../common/scopes';
-import { ApiIdParam, IdPipe } from '../common/validation/id.pipe';
+import { ApiIdParam } from '../common/validation/id.pipe';
 import { IdempotentRequests } from '../idempotency/idempotent-requests';
 import { EventDto } from './dto/event.dto';
 import {
@@ -199,12 +199,12 @@ export class WebhookEndpointsController {
   @Post(`${DELIVERY}/:deliveryId/resend`)
   @HttpCode(202)
   @ApiIdParam(ENDPOINTS.param, ENDPOINTS.noun)
-  @ApiIdParam('deliveryId', 'delivery')
+  @ApiIdParam(DELIVERIES.param, DELIVERIES.noun)
   @ApiAcceptedResponse({ type: WebhookDeliveryDto, description: 'The delivery, pending again.' })
   @ApiErrors([400, 401, 404, EVENTS_ERRORS.delivery_pending, 429, 500, 503])
   async resendWebhookDelivery(
     @IdParam(ENDPOINTS) id: number,
-    @Param('deliveryId', new IdPipe('deliveryId', 'delivery')) deliveryId: number,
+    @IdParam(DELIVERIES) deliveryId: number,
     @Req() req: Request,
   ): Promise<WebhookDeliveryDto> {
     return WebhookDeliveryDto.fromEntity(await this.endpoints.resend(id, deliveryId, req));

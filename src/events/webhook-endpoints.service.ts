@@ -62,9 +62,7 @@ export class WebhookEndpointsService {
   }
 
   async get(id: number): Promise<WebhookEndpointEntity> {
-    const endpoint = await this.endpoints.get(id);
-    if (!endpoint) throw notFound(id);
-    return endpoint;
+    return this.found(id, await this.endpoints.get(id));
   }
 
   async update(
@@ -81,7 +79,7 @@ export class WebhookEndpointsService {
       enabled: patch.enabled,
       ...(patch.enabled === true ? { disabledReason: null } : {}),
     };
-    return this.changed(id, await this.endpoints.update(id, changes, ifMatch, context));
+    return this.found(id, await this.endpoints.update(id, changes, ifMatch, context));
   }
 
   async delete(id: number, ifMatch: (current: WebhookEndpointEntity) => void, context: ChangeContext) {
@@ -97,20 +95,14 @@ export class WebhookEndpointsService {
         previousSecret: current.secret,
         previousSecretExpiresAt: Date.now() + graceMs,
       };
-      const rotated = await this.endpoints
-        .update(
-          id,
-          changes,
-          (row) => {
-            if (row.secret !== current.secret) throw new RotatedMeanwhile();
-          },
-          context,
-        )
-        .catch((error: unknown) => {
-          if (error instanceof RotatedMeanwhile) return undefined;
-          throw error;
-        });
-      if (rotated !== undefined) return this.changed(id, rotated);
+      const unchanged = (row: WebhookEndpointEntity) => {
+        if (row.secret !== current.secret) throw new RotatedMeanwhile();
+      };
+      const rotated = await this.endpoints.update(id, changes, unchanged, context).catch((error: unknown) => {
+        if (error instanceof RotatedMeanwhile) return undefined;
+        throw error;
+      });
+      if (rotated !== undefined) return this.found(id, rotated);
     }
   }
 
@@ -118,7 +110,6 @@ export class WebhookEndpointsService {
     await this.endpoints.update(id, { enabled: false, disabledReason: reason }, () => undefined);
   }
 
-  /** The endpoint's deliveries, newest first (404 when it does not exist). */
   async deliveriesOf(
     id: number,
     query: { limit: number; cursor?: string; status?: DeliveryStatus },
@@ -135,11 +126,9 @@ export class WebhookEndpointsService {
     return { items, nextCursor: encodeCursor({ afterId: items[items.length - 1].id, filter }) };
   }
 
-  /** A delivery that ended (failed or succeeded) is pending again, from the start of the schedule. */
   async resend(id: number, deliveryId: number, request: Request): Promise<WebhookDeliveryEntity> {
     await this.get(id);
-    const connection = this.deliveries.manager.connection;
-    return runTransaction(connection, async (transaction) => {
+    return runTransaction(this.deliveries.manager.connection, async (transaction) => {
       const where = { id: deliveryId, endpointId: id };
       const delivery = await transaction.findOneBy(WebhookDeliveryEntity, where);
       if (!delivery) throw new ApiException('not_found', `Endpoint ${id} has no delivery ${deliveryId}.`);
@@ -163,7 +152,7 @@ export class WebhookEndpointsService {
     if (problem !== undefined) throw validationFailed([{ field: 'url', message: problem }]);
   }
 
-  private changed(id: number, endpoint: WebhookEndpointEntity | null): WebhookEndpointEntity {
+  private found(id: number, endpoint: WebhookEndpointEntity | null): WebhookEndpointEntity {
     if (!endpoint) throw notFound(id);
     return endpoint;
   }

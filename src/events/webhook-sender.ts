@@ -12,12 +12,6 @@ export interface Attempt {
   durationMs: number;
 }
 
-export interface SendOptions {
-  policy: AddressPolicy;
-  timeoutMs: number;
-  excerptBytes: number;
-}
-
 // Kept alive: a connect and TLS handshake less per delivery; each socket's address was checked as it connected.
 const agents = {
   'http:': new http.Agent({ keepAlive: true, timeout: 4000 }),
@@ -42,7 +36,7 @@ function retryAfterMs(header: string | undefined): number | undefined {
 /** POSTs once, never throws, follows no redirect, ends at `timeoutMs` and reads `excerptBytes` at most. */
 export function send(
   target: { url: string; headers: Record<string, string>; body: string },
-  { policy, timeoutMs, excerptBytes }: SendOptions,
+  { policy, timeoutMs, excerptBytes }: { policy: AddressPolicy; timeoutMs: number; excerptBytes: number },
 ): Promise<Attempt> {
   const started = performance.now();
   const url = new URL(target.url);

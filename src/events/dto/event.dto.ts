@@ -5,7 +5,8 @@ import { MAX_EXACT_INTEGER } from '../../common/validation/int64';
 import { Omittable } from '../../common/validation/presence';
 import { EVENT_ID_FORMAT, EVENT_TYPE_PATTERN } from '../events.service';
 
-const INT64 = { type: 'integer', format: 'int64', minimum: 1, maximum: MAX_EXACT_INTEGER } as const;
+export const INT64 = { type: 'integer', format: 'int64', minimum: 1, maximum: MAX_EXACT_INTEGER } as const;
+export const TIME = { type: 'string', format: 'date-time', maxLength: 30 } as const;
 export const EVENT_ID = {
   type: 'string',
   pattern: EVENT_ID_FORMAT.source,
@@ -34,7 +35,7 @@ export class EventDto {
   type!: string;
 
   /** When the change was committed. */
-  @ApiProperty({ type: 'string', format: 'date-time', maxLength: 30 })
+  @ApiProperty(TIME)
   timestamp!: string;
 
   @ApiProperty({

@@ -14,16 +14,13 @@ import {
   Min,
 } from 'class-validator';
 import { DEFAULT_PAGE_SIZE, PageCursorParam, PageLimit } from '../../common/pagination/page-query';
-import { MAX_EXACT_INTEGER } from '../../common/validation/int64';
 import { Omittable, Removable } from '../../common/validation/presence';
 import { cleanTextSchema, IsCleanText } from '../../common/validation/text.validators';
 import { EVENT_TYPE_PATTERN, eventId } from '../events.service';
 import { DeliveryAttempt, DeliveryStatus, WebhookDeliveryEntity } from '../webhook-delivery.entity';
 import { WebhookEndpointEntity } from '../webhook-endpoint.entity';
-import { EVENT_ID, EVENT_TYPE } from './event.dto';
+import { EVENT_ID, EVENT_TYPE, INT64, TIME } from './event.dto';
 
-const INT64 = { type: 'integer', format: 'int64', minimum: 1, maximum: MAX_EXACT_INTEGER } as const;
-const TIME = { type: 'string', format: 'date-time', maxLength: 30 } as const;
 const URL_SCHEMA = {
   type: 'string',
   format: 'uri',
@@ -38,8 +35,8 @@ const TYPES = {
   example: ['pet.*'],
 } as const;
 const TYPES_RULE = 'eventTypes must be 1 to 50 event types (pet.created), patterns (pet.*) or *';
-export const MAX_SECRET_GRACE_MS = 7 * 86_400_000;
-const GRACE_RULE = `graceSeconds must be an integer from 0 to ${MAX_SECRET_GRACE_MS / 1000}`;
+const MAX_GRACE_SECONDS = 7 * 86_400;
+const GRACE_RULE = `graceSeconds must be an integer from 0 to ${MAX_GRACE_SECONDS}`;
 const iso = (ms: number) => new Date(ms).toISOString();
 
 const Url = (): PropertyDecorator =>
@@ -56,6 +53,7 @@ const EventTypes = (): PropertyDecorator =>
     ArrayMinSize(1, { message: TYPES_RULE }),
     ArrayMaxSize(50, { message: TYPES_RULE }),
     Matches(EVENT_TYPE_PATTERN, { each: true, message: TYPES_RULE }),
+    Omittable(),
   );
 
 /** Where events are delivered, signed (Standard Webhooks); never its secret, which create and rotate answer once. */
@@ -129,11 +127,9 @@ export class NewWebhookEndpointDto {
 
   /** Default: every event (`*`). */
   @EventTypes()
-  @Omittable()
   eventTypes?: string[];
 
   /** Default: true. */
-  @ApiProperty({ type: 'boolean', required: false })
   @Omittable()
   @IsBoolean({ message: 'enabled must be true or false' })
   enabled?: boolean;
@@ -146,17 +142,14 @@ export class WebhookEndpointPatchDto {
   @Omittable()
   url?: string;
 
-  @ApiProperty({ ...cleanTextSchema(1, 500), required: false, nullable: true })
   @Removable()
   @IsCleanText(1, 500)
   description?: string | null;
 
   @EventTypes()
-  @Omittable()
   eventTypes?: string[];
 
   /** Turning it on again clears `disabledReason`. */
-  @ApiProperty({ type: 'boolean', required: false })
   @Omittable()
   @IsBoolean({ message: 'enabled must be true or false' })
   enabled?: boolean;
@@ -165,17 +158,11 @@ export class WebhookEndpointPatchDto {
 @ApiSchema({ name: 'WebhookSecretRotation' })
 export class RotateWebhookSecretDto {
   /** How long deliveries are also signed with the previous secret, in seconds: by default a day, at most 7 days. */
-  @ApiProperty({
-    type: 'integer',
-    format: 'int32',
-    minimum: 0,
-    maximum: MAX_SECRET_GRACE_MS / 1000,
-    required: false,
-  })
+  @ApiProperty({ type: 'integer', format: 'int32', minimum: 0, maximum: MAX_GRACE_SECONDS })
   @Omittable()
   @IsInt({ message: GRACE_RULE })
   @Min(0, { message: GRACE_RULE })
-  @Max(MAX_SECRET_GRACE_MS / 1000, { message: GRACE_RULE })
+  @Max(MAX_GRACE_SECONDS, { message: GRACE_RULE })
   graceSeconds?: number;
 }
 
@@ -256,14 +243,10 @@ export class ListWebhookEndpointsQueryDto {
   cursor?: string;
 }
 
-export class ListWebhookDeliveriesQueryDto {
+export class ListWebhookDeliveriesQueryDto extends ListWebhookEndpointsQueryDto {
   /** Maximum number of deliveries to return (page size). */
   @PageLimit()
-  limit: number = DEFAULT_PAGE_SIZE;
-
-  /** Where the page starts: the `cursor` of the previous page's `Link: <...>; rel="next"`. */
-  @PageCursorParam()
-  cursor?: string;
+  override limit: number = DEFAULT_PAGE_SIZE;
 
   /** Only deliveries in this state. */
   @ApiProperty({ type: 'string', enum: STATUSES, required: false })
