@@ -253,6 +253,7 @@ function withoutTrailingSlashes({ value }: { value: unknown }): unknown {
   return typeof value === 'string' ? value.replace(/\/+$/, '') : value;
 }
 
+// Never print DATABASE_URL or REDIS_URL: they may hold a password.
 function postgresUrlProblem(value: string, location: PostgresLocation): string | undefined {
   if (location.type === 'sqlite') return 'is set but DB_TYPE is sqlite: unset one of them';
   if (!URL.canParse(value)) return 'must be a URL like postgres://user:password@host:5432/database';
@@ -291,6 +292,7 @@ function httpUrlProblem(value: string): string | undefined {
   return isUrlOf(value, 'http:', 'https:') ? undefined : `must be an absolute http(s) URL ${got(value)}`;
 }
 
+// Never print a key: the wrong one is named by its position.
 function apiKeysProblem(keys: string[]): string | undefined {
   const wrong = keys.findIndex((key) => !isWellFormedApiKey(key));
   if (wrong === -1) return undefined;
