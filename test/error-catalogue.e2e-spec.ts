@@ -31,6 +31,7 @@ const NOT_IN_DECISIONS: ErrorCode[] = [
   'still_referenced',
   'precondition_failed',
   'precondition_required',
+  'version_limit_reached',
 ];
 
 describe('the error catalogue in the docs and the document', () => {

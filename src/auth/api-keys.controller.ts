@@ -13,7 +13,6 @@ import { ApiErrors } from '../common/openapi/api-errors.decorator';
 import { ApiResource } from '../common/openapi/api-resource.decorator';
 import { locationHeaderDocs, MERGE_PATCH } from '../common/openapi/headers';
 import { GetOperation, IdParam, ListOperation, Resource } from '../common/openapi/operations';
-import { decodeCursor, encodeCursor } from '../common/pagination/cursor';
 import { setNextLink } from '../common/pagination/next-link';
 import { resourceLocation } from '../common/resource-location';
 import { RequiredScope } from '../common/scopes';
@@ -82,11 +81,9 @@ export class ApiKeysController {
     @Query() query: ListApiKeysQueryDto,
     @Res({ passthrough: true }) res: Response,
   ): Promise<ApiKeyDto[]> {
-    const afterId = query.cursor === undefined ? 0 : decodeCursor(query.cursor, null).afterId;
-    const { items, more } = await this.keys.page(query.limit, afterId);
-    const next = more ? encodeCursor({ afterId: items[items.length - 1].id, filter: null }) : undefined;
-    setNextLink(res, KEYS.collection, { limit: query.limit }, next);
-    return items.map((key) => ApiKeyDto.fromEntity(key));
+    const page = await this.keys.page(query);
+    setNextLink(res, KEYS.collection, { limit: query.limit }, page.nextCursor);
+    return page.items.map((key) => ApiKeyDto.fromEntity(key));
   }
 
   /**

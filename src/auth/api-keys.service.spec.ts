@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { DataSource, Repository } from 'typeorm';
 import { isWellFormedApiKey } from '../common/validation/api-key-format';
 import { openMigratedDatabase } from '../../test/support/database';
+import { Transactions } from '../database/unit-of-work';
 import { ApiKeyEntity } from './api-key.entity';
 import {
   ApiKeyError,
@@ -73,7 +74,7 @@ describe('ApiKeysService (in-memory SQLite)', () => {
   beforeEach(async () => {
     dataSource = await openMigratedDatabase();
     repository = dataSource.getRepository(ApiKeyEntity);
-    service = new ApiKeysService(repository);
+    service = new ApiKeysService(repository, new Transactions(dataSource));
   });
 
   afterEach(async () => {
@@ -291,7 +292,10 @@ describe('ApiKeysService (in-memory SQLite)', () => {
 
     it('takes effect in another instance sharing the database once VERIFY_CACHE_MS has passed', async () => {
       const { key, record } = await service.create('client-a', {}, { now: T0 });
-      const otherInstance = new ApiKeysService(dataSource.getRepository(ApiKeyEntity));
+      const otherInstance = new ApiKeysService(
+        dataSource.getRepository(ApiKeyEntity),
+        new Transactions(dataSource),
+      );
       await expect(verifies(otherInstance, key, T0)).resolves.toBe(true);
 
       await service.revoke(String(record.id), { now: T0 + 1 });
@@ -306,7 +310,10 @@ describe('ApiKeysService (in-memory SQLite)', () => {
 
     it('takes effect at once in another instance that had not cached the key', async () => {
       const { key, record } = await service.create('client-a', {}, { now: T0 });
-      const otherInstance = new ApiKeysService(dataSource.getRepository(ApiKeyEntity));
+      const otherInstance = new ApiKeysService(
+        dataSource.getRepository(ApiKeyEntity),
+        new Transactions(dataSource),
+      );
 
       await service.revoke(String(record.id), { now: T0 + 1 });
 
@@ -487,7 +494,7 @@ describe('ApiKeysService (in-memory SQLite)', () => {
     });
 
     it('gives new keys at most the maximum lifetime, and that when none is asked for', async () => {
-      const capped = new ApiKeysService(repository, { maxLifetimeDays: 1 });
+      const capped = new ApiKeysService(repository, new Transactions(dataSource), { maxLifetimeDays: 1 });
 
       await expect(capped.create('default', {}, { now: T0 })).resolves.toMatchObject({
         record: { expiresAt: T0 + 86_400_000 },

@@ -2,12 +2,14 @@ import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { boundedLru } from '../common/bounded-lru';
 import { randomBytes } from 'node:crypto';
-import { IsNull, MoreThan, Repository } from 'typeorm';
-import { AUDIT_LOG, AuditLog } from '../common/audit-context';
+import { IsNull, Repository } from 'typeorm';
 import type { AuthConfig } from '../config/app-config';
+import { Page } from '../common/pagination/page';
 import { EVERY_SCOPE, SCOPE_FORMAT } from '../common/scopes';
-import { runTransaction } from '../database/resource-store';
-import { repeatable } from '../database/outage-wait';
+import { Connections } from '../database/connections';
+import { keysetPage } from '../database/keyset-pager';
+import { RowShape } from '../database/rows';
+import { Transactions } from '../database/unit-of-work';
 import { ApiKeyEntity } from './api-key.entity';
 import { digest } from './api-key.store';
 
@@ -88,26 +90,30 @@ export class ApiKeysService {
     ttl: UNKNOWN_CACHE_MS,
   });
   private readonly lastUsedWritten = new Map<number, number>();
+  private readonly connections: Connections;
+  private readonly shape: RowShape<ApiKeyEntity>;
 
   constructor(
     @InjectRepository(ApiKeyEntity) private readonly keys: Repository<ApiKeyEntity>,
+    private readonly transactions: Transactions,
     @Optional() @Inject(KEY_POLICY) private readonly policy?: Pick<AuthConfig, 'maxLifetimeDays'>,
-    @Optional() @Inject(AUDIT_LOG) private readonly audit?: AuditLog,
-  ) {}
+  ) {
+    this.connections = Connections.of(keys.manager.connection);
+    this.shape = new RowShape(keys.manager.connection, ApiKeyEntity);
+  }
 
-  /** A write to the keys; made for an API `request`, with its audit event in the same transaction. */
-  private async write<R>(
+  /** A write to the keys in a unit of work; made for an API `request`, audited with it. */
+  private write<R>(
     request: object | undefined,
     work: (keys: Repository<ApiKeyEntity>) => Promise<R>,
     audited: (result: R) => { resourceId: number; outcome: number } | undefined,
   ): Promise<R> {
-    if (!request || !this.audit) return work(this.keys);
-    return runTransaction(this.keys.manager.connection, async (transaction) => {
-      const result = await work(transaction.getRepository(ApiKeyEntity));
+    return this.transactions.run(async (unit) => {
+      const result = await work(unit.manager.getRepository(ApiKeyEntity));
       const change = audited(result);
-      if (change) await this.audit!.record(transaction, [{ request, resource: 'api-keys', ...change }]);
+      if (change) unit.audit('api-keys', change.resourceId, change.outcome);
       return result;
-    });
+    }, request);
   }
 
   async create(
@@ -233,13 +239,8 @@ export class ApiKeysService {
     return this.findOne(String(id));
   }
 
-  async page(limit: number, afterId = 0): Promise<{ items: ApiKeyEntity[]; more: boolean }> {
-    const rows = await this.keys.find({
-      where: { id: MoreThan(afterId) },
-      order: { id: 'ASC' },
-      take: limit + 1,
-    });
-    return { items: rows.slice(0, limit), more: rows.length > limit };
+  page(query: { limit: number; cursor?: string }): Promise<Page<ApiKeyEntity>> {
+    return keysetPage(this.connections.reads, this.shape, [], query);
   }
 
   private async live(idPrefixOrKey: string): Promise<ApiKeyEntity> {
@@ -270,7 +271,7 @@ export class ApiKeysService {
     }
     const refused = this.refused.get(digest);
     if (refused && refused.until > now) return refused.verdict;
-    const key = await repeatable(this.keys.manager.connection, () =>
+    const key = await this.connections.repeatable(() =>
       this.keys.findOne({
         select: ['id', 'name', 'scopes', 'keyHash', 'expiresAt', 'previousExpiresAt', 'revokedAt'],
         where: [{ keyHash: digest }, { previousKeyHash: digest }],

@@ -4,6 +4,7 @@ import { parseArgs, ParseArgsConfig } from 'node:util';
 import { DataSource } from 'typeorm';
 import { ApiKeyEntity } from '../auth/api-key.entity';
 import { ApiKeyError, ApiKeysService, CreatedApiKey, DEFAULT_GRACE_MS } from '../auth/api-keys.service';
+import { Transactions } from '../database/unit-of-work';
 import { AppConfig, describeDatabase } from '../config/app-config';
 import { configFromEnvironment } from '../config/environment';
 import { dataSourceOptions, openDatabase } from '../database/database.options';
@@ -166,7 +167,7 @@ export async function apiKeyCli(
   let dataSource: DataSource | undefined;
   try {
     dataSource = await openDatabase(database, dataSourceOptions(database, SCHEMAS));
-    const keys = new ApiKeysService(dataSource.getRepository(ApiKeyEntity), auth);
+    const keys = new ApiKeysService(dataSource.getRepository(ApiKeyEntity), new Transactions(dataSource), auth);
     await run(command, args, keys, io);
     return EXIT_OK;
   } catch (error) {

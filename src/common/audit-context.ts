@@ -1,5 +1,3 @@
-import type { EntityManager } from 'typeorm';
-
 /** One change made through the API: its request, the collection (`pets`, `api-keys`), the record's id, the answer's status. */
 export interface AuditedChange {
   request: object;
@@ -8,9 +6,10 @@ export interface AuditedChange {
   outcome: number;
 }
 
-/** Writes audit events in the transaction of the changes they record. */
+/** Makes the audit events of changes; the unit of work writes them in the changes' transaction. */
 export interface AuditLog {
-  record(transaction: EntityManager, changes: readonly AuditedChange[]): Promise<void>;
+  readonly entity: new () => object;
+  entry(change: AuditedChange, at: number): object;
 }
 
 export const AUDIT_LOG = Symbol('AUDIT_LOG');

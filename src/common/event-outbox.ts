@@ -1,14 +1,17 @@
-import type { EntityManager } from 'typeorm';
-
 /** A committed change as published: `type` is `<noun>.created|updated|deleted`, `data` the record as answered. */
 export interface ChangeEvent {
   type: string;
   data: object;
 }
 
-/** Writes events in the transaction of the changes they tell of: a rollback writes none. */
+/** Makes events of changes; the unit of work writes them in the changes' transaction, so a rollback writes none. */
 export interface EventOutbox {
-  append(transaction: EntityManager, events: readonly ChangeEvent[]): Promise<void>;
+  readonly entity: new () => object;
+  /** PostgreSQL: the advisory lock that keeps event ids visible in ascending order. */
+  readonly lockName: string;
+  entry(event: ChangeEvent, at: number): object;
+  /** After each commit that wrote events. */
+  committed(): void;
 }
 
 export const EVENT_OUTBOX = Symbol('EVENT_OUTBOX');

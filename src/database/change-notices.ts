@@ -2,9 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Client, Notification } from 'pg';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import type { DatabaseConfig } from '../config/app-config';
-import { CHANGES_CHANNEL, DATABASE_CONFIG, ResourceStores } from './resource-store';
+import { DATABASE_CONFIG, ResourceStores } from './resource-store';
+import { Transactions } from './unit-of-work';
+
+/** PostgreSQL's channel of committed changes: every instance drops what it cached of them. */
+export const CHANGES_CHANNEL = 'petstore_changes';
+/** A notice's payload stays well under PostgreSQL's 8000 bytes. */
+const IDS_PER_NOTICE = 500;
 
 /** Every instance hears of the others' changes within `readCacheStaleMs` (docs/architecture.md). */
 @Injectable()
@@ -25,6 +31,7 @@ export class ChangeNotices implements OnApplicationBootstrap, OnApplicationShutd
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly stores: ResourceStores,
+    private readonly transactions: Transactions,
     @Inject(DATABASE_CONFIG) private readonly options: Pick<DatabaseConfig, 'readCacheStaleMs'>,
   ) {}
 
@@ -36,8 +43,13 @@ export class ChangeNotices implements OnApplicationBootstrap, OnApplicationShutd
     }
     if (this.dataSource.options.type !== 'postgres') return;
     this.stores.hearsChanges(false);
-    this.stores.notice = (transaction: EntityManager, table: string, id: number) =>
-      transaction.query('SELECT pg_notify($1, $2)', [CHANGES_CHANNEL, `${this.instance}|${table}|${id}`]);
+    this.transactions.tell = async (sql, changed) => {
+      for (const [table, ids] of changed)
+        for (let start = 0; start < ids.length; start += IDS_PER_NOTICE) {
+          const payload = `${this.instance}|${table}|${ids.slice(start, start + IDS_PER_NOTICE).join(',')}`;
+          await sql.rows('SELECT pg_notify(?, ?)', [CHANGES_CHANNEL, payload]);
+        }
+    };
     this.heartbeat = setInterval(() => this.beat(), every).unref();
     // Ready once it hears itself (or after half the bound): from the first request on, it caches.
     const heard = new Promise<void>((resolve) => (this.firstHeard = resolve));
@@ -103,9 +115,9 @@ export class ChangeNotices implements OnApplicationBootstrap, OnApplicationShutd
   }
 
   private heard(payload: string | undefined): void {
-    const [instance, table, id] = (payload ?? '').split('|');
+    const [instance, table, ids] = (payload ?? '').split('|');
     if (instance !== this.instance) {
-      if (table && id) this.stores.changed(table, Number(id));
+      if (table && ids) for (const id of ids.split(',')) this.stores.changed(table, Number(id));
     } else if (table === '') {
       this.heardAt = Date.now();
       if (!this.live) this.hears(true);

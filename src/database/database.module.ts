@@ -8,8 +8,9 @@ import { dataSourceOptions, openDatabase } from './database.options';
 import { ChangeNotices } from './change-notices';
 import { translateOutage } from './outage';
 import { DATABASE_CONFIG, ResourceStores } from './resource-store';
+import { Transactions } from './unit-of-work';
 
-/** The database of the modules' schemas, the stores they use, and the 503 of an outage. */
+/** The database of the modules' schemas, the stores and transactions they use, and the 503 of an outage. */
 @Global()
 @Module({})
 export class DatabaseModule {
@@ -32,10 +33,11 @@ export class DatabaseModule {
       providers: [
         { provide: DATABASE_CONFIG, useValue: database },
         ResourceStores,
+        Transactions,
         ChangeNotices,
         { provide: ERROR_TRANSLATOR, useFactory: translateOutage },
       ],
-      exports: [ResourceStores, ERROR_TRANSLATOR],
+      exports: [ResourceStores, Transactions, ERROR_TRANSLATOR],
     };
   }
 }

@@ -1,12 +1,13 @@
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import * as sqlite3 from 'sqlite3';
 import { DataSource, DataSourceOptions } from 'typeorm';
 import { DatabaseConfig } from '../config/app-config';
 import { AppDataSource } from './dialect';
 import { entitiesOf, migrationsOf, ModuleSchema } from './module-schema';
+import { Connections } from './connections';
 import { installOutageWait } from './outage-wait';
-import { installSqliteGate } from './sqlite-gate';
 
 /** Any number, the same on every instance: the advisory lock held while migrating. */
 const MIGRATION_LOCK_ID = 7_348_214_901;
@@ -54,7 +55,12 @@ export function dataSourceOptions(
     ...common,
     type: 'sqlite',
     driver: SQLITE3_DRIVER,
-    database: database.path,
+    // `:memory:` lasts as long as the process, in a file of its own (removed on close), so that
+    // reads have a connection of their own there too.
+    database:
+      database.path === ':memory:'
+        ? join(mkdtempSync(join(tmpdir(), 'petstore-memory-')), 'petstore.sqlite')
+        : database.path,
     enableWAL: true,
     busyTimeout: database.sqliteBusyTimeoutMs,
   };
@@ -76,7 +82,7 @@ async function migrate(dataSource: DataSource, database: DatabaseConfig): Promis
   }
 }
 
-/** Connects, migrates and sets SQLite's durability and gate (its driver holds one connection: one PRAGMA does). */
+/** Connects, migrates, sets SQLite's durability (on TypeORM's one connection, the writer) and opens the readers. */
 export async function openDatabase(
   database: DatabaseConfig,
   options: DataSourceOptions,
@@ -84,11 +90,11 @@ export async function openDatabase(
   const dataSource = await new AppDataSource(options).initialize();
   try {
     await migrate(dataSource, database);
-    installOutageWait(dataSource, database);
-    if (dataSource.options.type === 'sqlite') {
-      await dataSource.query(`PRAGMA synchronous = ${database.sqliteSynchronous}`);
-      installSqliteGate(dataSource);
-    }
+    if (dataSource.options.type === 'sqlite')
+      await dataSource.query(
+        `PRAGMA synchronous = ${database.path === ':memory:' ? 'OFF' : database.sqliteSynchronous}`,
+      );
+    installOutageWait(dataSource, (await Connections.open(dataSource, database)).outage);
   } catch (error) {
     await dataSource.destroy();
     throw error;

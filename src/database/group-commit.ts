@@ -4,22 +4,24 @@ interface Pending<T, R> {
   reject: (error: unknown) => void;
 }
 
-/** Items committed together at most, so that one statement stays well within SQL limits. */
-export const MAX_GROUP_SIZE = 256;
+/** One item's outcome within a group that committed (or not) together. */
+export type Settled<R> = { ok: true; value: R } | { ok: false; error: unknown };
+
+/** Items committed together at most, so that one group's transaction stays short. */
+export const MAX_GROUP_SIZE = 128;
 /** Groups sent at once: the next waits at the connection while the last one's answers are written. */
 export const MAX_GROUPS_IN_FLIGHT = 2;
 
-/** N concurrent writes cost one commit; `retryAlone` names only errors sure to have written nothing. */
+/** N concurrent writes cost one commit; `commit` answers each item, or fails them all by throwing. */
 export class GroupCommit<T, R> {
   private queue: Pending<T, R>[] = [];
   private inFlight = 0;
   private scheduled = false;
 
   constructor(
-    private readonly commit: (items: T[]) => Promise<R[]>,
+    private readonly commit: (items: T[]) => Promise<Settled<R>[]>,
     private readonly maxGroupSize = MAX_GROUP_SIZE,
     private readonly maxInFlight = MAX_GROUPS_IN_FLIGHT,
-    private readonly retryAlone: (error: unknown) => boolean = () => false,
   ) {}
 
   add(item: T): Promise<R> {
@@ -47,12 +49,12 @@ export class GroupCommit<T, R> {
   private async commitGroup(group: Pending<T, R>[]): Promise<void> {
     try {
       const results = await this.commit(group.map((pending) => pending.item));
-      group.forEach((pending, index) => pending.resolve(results[index]));
+      group.forEach((pending, index) => {
+        const result = results[index];
+        if (result.ok) pending.resolve(result.value);
+        else pending.reject(result.error);
+      });
     } catch (error) {
-      if (group.length > 1 && this.retryAlone(error)) {
-        for (const pending of group) await this.commitGroup([pending]);
-        return;
-      }
       group.forEach((pending) => pending.reject(error));
     }
   }

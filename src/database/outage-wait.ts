@@ -2,13 +2,13 @@ import type { DataSource } from 'typeorm';
 import type { DatabaseConfig } from '../config/app-config';
 import { databaseOutageCause, isBrokenConnection } from './outage';
 
-const policies = new WeakMap<DataSource, OutageWaiting>();
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-class OutageWaiting {
+/** PostgreSQL: a refused connection or statement is tried again up to `outageWaitMs`: a restart is a wait, not a 503. */
+export class OutageWaiting {
   private waiting = 0;
 
-  constructor(private readonly config: Readonly<DatabaseConfig>) {}
+  constructor(private readonly config: Pick<DatabaseConfig, 'outageWaitMs' | 'outageMaxWaiting'>) {}
 
   async retry<T>(work: () => Promise<T>, safeToRepeat: (error: unknown) => boolean): Promise<T> {
     const deadline = Date.now() + this.config.outageWaitMs;
@@ -31,11 +31,9 @@ class OutageWaiting {
   }
 }
 
-/** PostgreSQL: a refused connection is asked for again up to `outageWaitMs`: a restart is a wait, not a 503. */
-export function installOutageWait(dataSource: DataSource, config: Readonly<DatabaseConfig>): void {
-  if (dataSource.options.type !== 'postgres' || config.outageWaitMs === 0 || policies.has(dataSource)) return;
-  const policy = new OutageWaiting(config);
-  policies.set(dataSource, policy);
+/** TypeORM's pool asks for a connection again while the database restarts. */
+export function installOutageWait(dataSource: DataSource, policy: OutageWaiting | undefined): void {
+  if (!policy) return;
   const driver = dataSource.driver as unknown as { obtainMasterConnection: () => Promise<unknown> };
   const obtain = driver.obtainMasterConnection.bind(driver);
   driver.obtainMasterConnection = () => policy.retry(obtain, () => true);
@@ -53,11 +51,10 @@ function surelyNotCommitted(error: unknown): boolean {
 }
 
 /** Repeated only if it failed before COMMIT: a COMMIT without an answer may have committed. */
-export function beforeCommit<T>(
-  dataSource: DataSource,
+export function retryUnlessCommitted<T>(
+  policy: OutageWaiting | undefined,
   work: (reachedCommit: () => void) => Promise<T>,
 ): Promise<T> {
-  const policy = policies.get(dataSource);
   let committing = false;
   const attempt = () => {
     committing = false;
@@ -67,8 +64,7 @@ export function beforeCommit<T>(
 }
 
 /** A read, repeated within the outage wait; without one (SQLite), once more on a broken connection. */
-export async function repeatable<T>(dataSource: DataSource, read: () => Promise<T>): Promise<T> {
-  const policy = policies.get(dataSource);
+export async function repeatable<T>(policy: OutageWaiting | undefined, read: () => Promise<T>): Promise<T> {
   if (policy) return policy.retry(read, () => true);
   try {
     return await read();

@@ -1,6 +1,5 @@
 import { Logger } from '@nestjs/common';
 import {
-  DataSource,
   QueryFailedError,
   QueryRunnerAlreadyReleasedError,
   QueryRunnerProviderAlreadyReleasedError,
@@ -89,7 +88,7 @@ describe('isBrokenConnection', () => {
 });
 
 describe('repeatable, without an outage wait (SQLite)', () => {
-  const readWithRetry = <T>(read: () => Promise<T>) => repeatable({} as DataSource, read);
+  const readWithRetry = <T>(read: () => Promise<T>) => repeatable(undefined, read);
 
   it('reads once more after a broken connection', async () => {
     const read = jest

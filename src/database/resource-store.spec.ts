@@ -1,10 +1,14 @@
 import { DataSource, Repository } from 'typeorm';
 import { openMigratedDatabase } from '../../test/support/database';
+import { withTempDir } from '../../test/support/entities-database';
 import { decodeCursor } from '../common/pagination/cursor';
 import { Metrics } from '../observability/metrics';
 import { PetEntity } from '../pets/pet.entity';
 import { PetStatus } from '../pets/pet-status';
-import { ReadCache, ResourceStore, ResourceStores, Row, rowBytes } from './resource-store';
+import { Connections } from './connections';
+import { ReadCache, rowBytes } from './read-cache';
+import { ResourceStore, ResourceStores, Row } from './resource-store';
+import { Transactions } from './unit-of-work';
 
 const statuses = ['available' as const, 'pending' as const, 'sold' as const, null];
 const row = (index: number) => ({
@@ -22,117 +26,102 @@ class CountingMetrics extends Metrics {
   }
 }
 
-describe('ResourceStore (a real, migrated in-memory SQLite database)', () => {
-  let dataSource: DataSource;
-  let repository: Repository<PetEntity>;
-  let metrics: CountingMetrics;
-  let store: ResourceStore<PetEntity>;
+withTempDir((dir) =>
+  describe('ResourceStore (a real, migrated SQLite file, read through its own connection)', () => {
+    let dataSource: DataSource;
+    let repository: Repository<PetEntity>;
+    let metrics: CountingMetrics;
+    let store: ResourceStore<PetEntity>;
+    let transactions: Transactions;
 
-  beforeEach(async () => {
-    dataSource = await openMigratedDatabase();
-    repository = dataSource.getRepository(PetEntity);
-    await repository.insert(Array.from({ length: 23 }, (_, index) => row(index + 1)));
-    metrics = new CountingMetrics();
-    store = new ResourceStores({ readCacheSize: 1000, readCacheMegabytes: 1 }, metrics).of(repository);
-  });
+    beforeEach(async () => {
+      dataSource = await openMigratedDatabase({ DATABASE_PATH: `${dir()}/pets.sqlite` });
+      repository = dataSource.getRepository(PetEntity);
+      await repository.insert(Array.from({ length: 23 }, (_, index) => row(index + 1)));
+      metrics = new CountingMetrics();
+      store = new ResourceStores({ readCacheSize: 1000, readCacheMegabytes: 1 }, metrics).of(repository);
+      transactions = new Transactions(dataSource);
+    });
 
-  afterEach(async () => {
-    await dataSource.destroy();
-  });
+    afterEach(async () => {
+      await dataSource.destroy();
+    });
 
-  /** Every row of a list, page by page, following the next cursors. */
-  async function walk(limit: number, status?: PetStatus): Promise<number[]> {
-    const ids: number[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = await store.page({ limit, cursor }, { status });
-      expect(page.items.length).toBeLessThanOrEqual(limit);
-      ids.push(...page.items.map((pet) => pet.id));
-      cursor = page.nextCursor;
-    } while (cursor !== undefined);
-    return ids;
-  }
+    const reads = () => jest.spyOn(Connections.of(dataSource).reads, 'rows');
 
-  it('walks the whole table page by page in ascending id order, with no gap and no repeat', async () => {
-    for (const limit of [1, 5, 23, 100]) {
-      expect(await walk(limit)).toEqual(Array.from({ length: 23 }, (_, index) => index + 1));
+    /** Every row of a list, page by page, following the next cursors. */
+    async function walk(limit: number, status?: PetStatus): Promise<number[]> {
+      const ids: number[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await store.page({ limit, cursor }, { status });
+        expect(page.items.length).toBeLessThanOrEqual(limit);
+        ids.push(...page.items.map((pet) => pet.id));
+        cursor = page.nextCursor;
+      } while (cursor !== undefined);
+      return ids;
     }
-  });
 
-  it('narrows a list to a filter, and gives the rows typed as stored', async () => {
-    expect(await walk(2, 'sold' as const)).toEqual([3, 7, 11, 15, 19, 23]);
-    const [first] = (await store.page({ limit: 1 }, { status: 'available' as const })).items;
-    expect(first).toEqual({ id: 1, name: 'Pet 1 ✓', categoryId: 1, status: 'available', version: 1 });
-    expect((await store.get(5))?.categoryId).toBe(9007199254740991);
-  });
-
-  it('gives a cursor that names the last row and the filter, and refuses it for another filter', async () => {
-    const { nextCursor } = await store.page({ limit: 2 }, { status: 'sold' as const });
-    expect(decodeCursor(nextCursor!, 'sold', 'status')).toEqual({ afterId: 7, filter: 'sold' });
-
-    await expect(store.page({ limit: 2, cursor: nextCursor }, { status: undefined })).rejects.toMatchObject({
-      code: 'validation_failed',
-      details: [{ field: 'cursor', message: 'cursor belongs to a list with another status filter' }],
+    it('walks the whole table page by page in ascending id order, with no gap and no repeat', async () => {
+      for (const limit of [1, 5, 23, 100]) {
+        expect(await walk(limit)).toEqual(Array.from({ length: 23 }, (_, index) => index + 1));
+      }
     });
-    await expect(store.page({ limit: 2, cursor: 'bm90LmEuY3Vyc29y.abc' })).rejects.toMatchObject({
-      code: 'validation_failed',
+
+    it('narrows a list to a filter, and gives the rows typed as stored', async () => {
+      expect(await walk(2, 'sold' as const)).toEqual([3, 7, 11, 15, 19, 23]);
+      const [first] = (await store.page({ limit: 1 }, { status: 'available' as const })).items;
+      expect(first).toEqual({ id: 1, name: 'Pet 1 ✓', categoryId: 1, status: 'available', version: 1 });
+      expect((await store.get(5))?.categoryId).toBe(9007199254740991);
     });
-  });
 
-  it('answers a full page with more after it from the cache, and reads a last page every time', async () => {
-    const find = jest.spyOn(repository, 'find');
-    const full = await store.page({ limit: 20 });
-    await expect(store.page({ limit: 20 })).resolves.toBe(full);
-    const last = await store.page({ limit: 20, cursor: full.nextCursor });
-    await store.page({ limit: 20, cursor: full.nextCursor });
+    it('gives a cursor that names the last row and the filter, and refuses it for another filter', async () => {
+      const { nextCursor } = await store.page({ limit: 2 }, { status: 'sold' as const });
+      expect(decodeCursor(nextCursor!, 'sold', 'status')).toEqual({ afterId: 7, filter: 'sold' });
 
-    expect(last.nextCursor).toBeUndefined();
-    expect(find).toHaveBeenCalledTimes(3);
-    expect(metrics.lookups).toEqual(['page miss', 'page hit', 'page miss', 'page miss']);
-  });
+      await expect(store.page({ limit: 2, cursor: nextCursor }, { status: undefined })).rejects.toMatchObject(
+        {
+          code: 'validation_failed',
+          details: [{ field: 'cursor', message: 'cursor belongs to a list with another status filter' }],
+        },
+      );
+      await expect(store.page({ limit: 2, cursor: 'bm90LmEuY3Vyc29y.abc' })).rejects.toMatchObject({
+        code: 'validation_failed',
+      });
+    });
 
-  it('keeps a row read by id, but not a miss: the id may be created later', async () => {
-    const findOneBy = jest.spyOn(repository, 'findOneBy');
-    const pet = await store.get(4);
-    await expect(store.get(4)).resolves.toBe(pet);
-    await expect(store.get(24)).resolves.toBeNull();
-    const created = await store.create(row(24));
+    it('answers a full page with more after it from the cache, and reads a last page every time', async () => {
+      const read = reads();
+      const full = await store.page({ limit: 20 });
+      await expect(store.page({ limit: 20 })).resolves.toBe(full);
+      const last = await store.page({ limit: 20, cursor: full.nextCursor });
+      await store.page({ limit: 20, cursor: full.nextCursor });
 
-    await expect(store.get(24)).resolves.toEqual(created);
-    expect(findOneBy).toHaveBeenCalledTimes(3);
-  });
+      expect(last.nextCursor).toBeUndefined();
+      expect(read).toHaveBeenCalledTimes(3);
+      expect(metrics.lookups).toEqual(['page miss', 'page hit', 'page miss', 'page miss']);
+    });
 
-  it('inserts concurrent creates with one INSERT, each with its own id, readable at once', async () => {
-    const insert = jest.spyOn(dataSource.manager, 'insert');
-    const created = await Promise.all([row(24), row(25), row(26)].map((values) => store.create(values)));
+    it('keeps a row read by id, but not a miss: the id may be created later', async () => {
+      const read = reads();
+      const pet = await store.get(4);
+      await expect(store.get(4)).resolves.toBe(pet);
+      await expect(store.get(24)).resolves.toBeNull();
+      const created = await transactions.run((work) => store.create(row(24), work));
 
-    expect(created).toEqual([
-      { id: 24, ...row(24) },
-      { id: 25, ...row(25) },
-      { id: 26, ...row(26) },
-    ]);
-    expect(insert).toHaveBeenCalledTimes(1);
-    await expect(repository.findOneBy({ id: 26 })).resolves.toEqual(created[2]);
-  });
+      await expect(store.get(24)).resolves.toEqual(created);
+      expect(read).toHaveBeenCalledTimes(3);
+    });
 
-  it('fails every create of a group whose INSERT failed, and stores none of them', async () => {
-    const results = await Promise.allSettled([
-      store.create(row(24)),
-      store.create({ ...row(25), status: 'lost' as PetStatus }),
-    ]);
-
-    expect(results.map((result) => result.status)).toEqual(['rejected', 'rejected']);
-    await expect(repository.count()).resolves.toBe(23);
-  });
-
-  it('is one store per table, whoever asks', () => {
-    const stores = new ResourceStores({ readCacheSize: 10, readCacheMegabytes: 1 });
-    expect(stores.of(repository)).toBe(stores.of(dataSource.getRepository(PetEntity)));
-  });
-});
+    it('is one store per table, whoever asks', () => {
+      const stores = new ResourceStores({ readCacheSize: 10, readCacheMegabytes: 1 });
+      expect(stores.of(repository)).toBe(stores.of(dataSource.getRepository(PetEntity)));
+    });
+  }),
+);
 
 describe('ReadCache', () => {
-  const pet = (id: number, name = `Pet ${id}`) => ({ id, name, categoryId: 1, status: null });
+  const pet = (id: number, name = `Pet ${id}`): Row => ({ id, name, categoryId: 1, status: null });
 
   it('holds at most its entries, the least recently used dropped first', () => {
     const cache = new ReadCache({ readCacheSize: 2, readCacheMegabytes: 1 });

@@ -1,68 +1,66 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
-import type { DataSource } from 'typeorm';
+import type { Sqlite3Handle } from './sql';
 
-type Callback = (this: unknown, ...results: unknown[]) => void;
 type Send = (...args: unknown[]) => unknown;
+type Callback = (this: unknown, ...results: unknown[]) => void;
 const METHODS = ['all', 'run', 'get', 'exec'] as const;
-type Sqlite3Connection = Record<(typeof METHODS)[number], Send>;
-const gates = new WeakMap<DataSource, SqliteGate>();
+type Sqlite3Connection = Record<(typeof METHODS)[number], Send> & Pick<Sqlite3Handle, 'prepare'>;
 
-/** TypeORM's SQLite driver shares one connection, so a transaction would take in others' SQL: it waits. */
+/**
+ * TypeORM's SQLite driver sends every query runner's SQL down one connection, so SQL sent while a
+ * transaction is open would run inside it. While one holds the gate, SQL sent through the
+ * connection waits; the transaction's own goes through `inside`, which the gate does not hold.
+ */
 export class SqliteGate {
-  private readonly context = new AsyncLocalStorage<symbol>();
-  private holder: symbol | undefined;
+  /** The connection's own methods: for the transaction that holds the gate, and nothing else. */
+  readonly inside: Sqlite3Handle & Sqlite3Connection;
+  private holding = false;
   private sent = 0;
-  private onDrained: (() => void) | undefined;
+  private drained: (() => void) | undefined;
   private readonly held: Array<() => void> = [];
   private turn: Promise<void> = Promise.resolve();
 
   constructor(connection: Sqlite3Connection) {
+    const inside = { prepare: connection.prepare.bind(connection) } as Sqlite3Handle & Sqlite3Connection;
     for (const method of METHODS) {
       const send = connection[method].bind(connection);
+      inside[method] = send;
       connection[method] = (...args: unknown[]) => {
-        if (this.holder !== undefined && this.context.getStore() !== this.holder) {
-          this.held.push(() => this.send(send, args));
+        if (this.holding) {
+          this.held.push(() => this.count(send, args));
           return connection;
         }
-        return this.send(send, args);
+        return this.count(send, args);
       };
     }
+    this.inside = inside;
   }
 
-  /** Inside the transaction that holds the gate: its reads see what it has not committed. */
-  heldHere(): boolean {
-    return this.holder !== undefined && this.context.getStore() === this.holder;
-  }
-
+  /** `work` alone on the connection: SQL sent before it began has been answered, SQL sent meanwhile waits. */
   async exclusive<T>(work: () => Promise<T>): Promise<T> {
     const previous = this.turn;
     let finished!: () => void;
-    const mine = (this.turn = new Promise((resolve) => (finished = resolve)));
+    this.turn = new Promise((resolve) => (finished = resolve));
     await previous;
-    const token = Symbol('transaction');
-    this.holder = token;
+    this.holding = true;
     try {
-      // SQL sent before the gate closed runs before the transaction begins.
-      if (this.sent > 0) await new Promise<void>((resolve) => (this.onDrained = resolve));
-      return await this.context.run(token, work);
+      if (this.sent > 0) await new Promise<void>((resolve) => (this.drained = resolve));
+      return await work();
     } finally {
-      this.holder = undefined;
+      this.holding = false;
       for (const resume of this.held.splice(0)) resume();
       finished();
-      // With none waiting: Node 20 slows every promise while an AsyncLocalStorage is enabled.
-      if (this.turn === mine) this.context.disable();
     }
   }
 
-  private send(send: Send, args: unknown[]): unknown {
+  private count(send: Send, args: unknown[]): unknown {
     const last = args.length - 1;
     const callback = args[last];
     if (typeof callback !== 'function') return send(...args);
     this.sent++;
     const answered = () => {
-      if (--this.sent === 0 && this.onDrained) {
-        this.onDrained();
-        this.onDrained = undefined;
+      if (--this.sent === 0 && this.drained) {
+        this.drained();
+        this.drained = undefined;
       }
     };
     // The driver calls back with the statement as `this` (lastID, changes): passed on as it is.
@@ -72,14 +70,4 @@ export class SqliteGate {
     };
     return send(...args);
   }
-}
-
-export function installSqliteGate(dataSource: DataSource): void {
-  if (dataSource.options.type !== 'sqlite' || gates.has(dataSource)) return;
-  const { databaseConnection } = dataSource.driver as unknown as { databaseConnection: Sqlite3Connection };
-  gates.set(dataSource, new SqliteGate(databaseConnection));
-}
-
-export function sqliteGateOf(dataSource: DataSource): SqliteGate | undefined {
-  return gates.get(dataSource);
 }

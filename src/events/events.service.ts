@@ -1,12 +1,13 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { EntityManager, FindOptionsWhere, Like, MoreThan, Repository } from 'typeorm';
+import { Repository } from 'typeorm';
 import { ChangeEvent, EventOutbox } from '../common/event-outbox';
 import { validationFailed } from '../common/errors/api-exception';
-import { decodeCursor, encodeCursor } from '../common/pagination/cursor';
 import { Page } from '../common/pagination/page';
-import { insertLast, whenCommitted } from '../database/resource-store';
+import { Connections } from '../database/connections';
+import { keysetPage } from '../database/keyset-pager';
 import { DAY_MS, pruneBefore, pruneHourly } from '../database/retention';
+import { RowShape } from '../database/rows';
 import { EventEntity } from './event.entity';
 import { PublishedEvent, publishedJson } from './event-sink';
 import { WebhookDeliveryEntity } from './webhook-delivery.entity';
@@ -42,20 +43,23 @@ export function matchesType(pattern: string, type: string): boolean {
 export class EventsService implements EventOutbox, OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('Events');
   private stopPruning?: () => void;
+  private readonly shape: RowShape<EventEntity>;
+  readonly entity = EventEntity;
+  /** The lock under which event ids become visible in ascending order (PostgreSQL). */
+  readonly lockName = 'petstore_events';
 
   constructor(
     @InjectRepository(EventEntity) private readonly events: Repository<EventEntity>,
     @InjectRepository(WebhookDeliveryEntity) private readonly deliveries: Repository<WebhookDeliveryEntity>,
     @Inject(EVENTS_OPTIONS) private readonly options: { retentionDays: number },
-  ) {}
+  ) {
+    this.shape = new RowShape(events.manager.connection, EventEntity);
+  }
 
   private readonly listeners: Array<() => void> = [];
 
-  append(transaction: EntityManager, changes: readonly ChangeEvent[]): Promise<void> {
-    const at = Date.now();
-    const rows = changes.map(({ type, data }) => ({ type, at, data: JSON.stringify(data) }));
-    whenCommitted(transaction, this.committed);
-    return insertLast(transaction, EventEntity, rows, inIdOrder);
+  entry({ type, data }: ChangeEvent, at: number): Omit<EventEntity, 'id'> {
+    return { type, at, data: JSON.stringify(data) };
   }
 
   /** `listener` runs after each commit that wrote events here (another instance's are polled for). */
@@ -63,27 +67,24 @@ export class EventsService implements EventOutbox, OnApplicationBootstrap, OnApp
     this.listeners.push(listener);
   }
 
-  private readonly committed = () => this.listeners.forEach((listener) => listener());
+  committed(): void {
+    this.listeners.forEach((listener) => listener());
+  }
 
-  async list(
-    filter: { type?: string; after?: string },
-    limit: number,
-    cursor?: string,
-  ): Promise<Page<EventEntity>> {
-    const filterText = JSON.stringify([filter.type ?? null, filter.after ?? null]);
-    const afterId =
-      cursor !== undefined
-        ? decodeCursor(cursor, filterText).afterId
-        : filter.after !== undefined
-          ? parseEventId(filter.after, 'after')
-          : 0;
-    const where: FindOptionsWhere<EventEntity> = { id: MoreThan(afterId) };
-    if (filter.type !== undefined && filter.type !== '*')
-      where.type = filter.type.endsWith('.*') ? Like(`${filter.type.slice(0, -1)}%`) : filter.type;
-    const rows = await this.events.find({ where, order: { id: 'ASC' }, take: limit + 1 });
-    if (rows.length <= limit) return { items: rows };
-    const items = rows.slice(0, limit);
-    return { items, nextCursor: encodeCursor({ afterId: items[items.length - 1].id, filter: filterText }) };
+  list(filter: { type?: string; after?: string }, limit: number, cursor?: string): Promise<Page<EventEntity>> {
+    const { type, after } = filter;
+    const where =
+      type === undefined || type === '*'
+        ? []
+        : type.endsWith('.*')
+          ? [['type', 'LIKE', `${type.slice(0, -1)}%`] as const]
+          : [['type', type] as const];
+    return keysetPage(Connections.of(this.events.manager.connection).reads, this.shape, where, {
+      limit,
+      cursor,
+      filter: JSON.stringify([type ?? null, after ?? null]),
+      from: after === undefined ? undefined : parseEventId(after, 'after'),
+    });
   }
 
   async prune(now = Date.now()): Promise<number> {
@@ -100,10 +101,4 @@ export class EventsService implements EventOutbox, OnApplicationBootstrap, OnApp
   onApplicationShutdown(): void {
     this.stopPruning?.();
   }
-}
-
-/** PostgreSQL hands ids out before commit: held from insert to commit, the lock makes them visible in order. */
-async function inIdOrder(transaction: EntityManager): Promise<void> {
-  if (transaction.connection.options.type === 'postgres')
-    await transaction.query("SELECT pg_advisory_xact_lock(hashtext('petstore_events'))");
 }

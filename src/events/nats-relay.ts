@@ -10,6 +10,7 @@ import { DataSource } from 'typeorm';
 import { EventEntity } from './event.entity';
 import { EventsService, published } from './events.service';
 import { NatsSink } from './nats-sink';
+import { Transactions } from '../database/unit-of-work';
 import { consumeOutbox, OUTBOX_BATCH, Ticker } from './outbox-consumer';
 
 export const NATS_URL = Symbol('NATS_URL');
@@ -24,6 +25,7 @@ export class NatsRelay implements OnApplicationBootstrap, BeforeApplicationShutd
 
   constructor(
     @InjectDataSource() private readonly connection: DataSource,
+    private readonly transactions: Transactions,
     @Inject(NATS_URL) private readonly url: string | null,
     events: EventsService,
   ) {
@@ -44,7 +46,7 @@ export class NatsRelay implements OnApplicationBootstrap, BeforeApplicationShutd
     try {
       const sink = (this.sink ??= await NatsSink.connect(this.url!));
       const before = (events: EventEntity[]) => sink.publish(events.map(published));
-      while ((await consumeOutbox(this.connection, 'nats', { before })) === OUTBOX_BATCH);
+      while ((await consumeOutbox(this.connection, this.transactions, 'nats', { before })) === OUTBOX_BATCH);
       this.failing = false;
     } catch (error) {
       if (!this.failing) this.logger.warn(`publishing events to NATS waits: ${(error as Error).message}`);

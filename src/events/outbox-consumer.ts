@@ -1,5 +1,5 @@
-import { DataSource, EntityManager, LessThan, MoreThan } from 'typeorm';
-import { runTransaction } from '../database/resource-store';
+import { DataSource, LessThan, MoreThan } from 'typeorm';
+import type { Transactions, UnitOfWork } from '../database/unit-of-work';
 import { EventEntity } from './event.entity';
 import { OutboxPositionEntity } from './outbox-position.entity';
 
@@ -12,12 +12,13 @@ export const OUTBOX_BATCH = 500;
  */
 export async function consumeOutbox(
   connection: DataSource,
+  transactions: Transactions,
   name: string,
   handle: {
     /** Only these columns are read (a fan-out needs no `data`). */
     columns?: (keyof EventEntity)[];
     before?: (events: EventEntity[]) => Promise<void>;
-    within?: (transaction: EntityManager, events: EventEntity[]) => Promise<void>;
+    within?: (work: UnitOfWork, events: EventEntity[]) => Promise<void>;
   },
 ): Promise<number> {
   const positions = connection.getRepository(OutboxPositionEntity);
@@ -34,19 +35,21 @@ export async function consumeOutbox(
   });
   if (events.length === 0) return 0;
   await handle.before?.(events);
-  return runTransaction(connection, async (transaction) => {
-    await handle.within?.(transaction, events);
-    const { affected } = await transaction.update(
+  return transactions
+    .run(async (work) => {
+      await handle.within?.(work, events);
+      const { affected } = await work.manager.update(
       OutboxPositionEntity,
-      { name, position },
-      { position: events[events.length - 1].id },
-    );
-    if (affected !== 1) throw new Overtaken();
-    return events.length;
-  }).catch((error: unknown) => {
-    if (error instanceof Overtaken) return 0;
-    throw error;
-  });
+        { name, position },
+        { position: events[events.length - 1].id },
+      );
+      if (affected !== 1) throw new Overtaken();
+      return events.length;
+    })
+    .catch((error: unknown) => {
+      if (error instanceof Overtaken) return 0;
+      throw error;
+    });
 }
 
 class Overtaken extends Error {}

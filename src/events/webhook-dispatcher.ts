@@ -8,8 +8,9 @@ import {
 } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { SpanStatusCode, trace } from '@opentelemetry/api';
-import { DataSource, EntityManager, In } from 'typeorm';
-import { insertRows } from '../database/resource-store';
+import { DataSource, In } from 'typeorm';
+import { insertRows } from '../database/rows';
+import { Transactions, UnitOfWork } from '../database/unit-of-work';
 import { Metrics } from '../observability/metrics';
 import { AddressPolicy } from './address-policy';
 import { EventEntity } from './event.entity';
@@ -58,6 +59,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
 
   constructor(
     @InjectDataSource() private readonly connection: DataSource,
+    private readonly transactions: Transactions,
     private readonly endpoints: WebhookEndpointsService,
     @Inject(ADDRESS_POLICY) policy: AddressPolicy,
     @Inject(DELIVERY_OPTIONS) private readonly options: DeliveryOptions,
@@ -93,7 +95,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
           await skipOutbox(this.connection, 'webhooks', Date.now() - CLOCK_SKEW_MS);
           this.skipped = Date.now();
         }
-      } else while ((await consumeOutbox(this.connection, 'webhooks', FAN_OUT)) === OUTBOX_BATCH);
+      } else while ((await consumeOutbox(this.connection, this.transactions, 'webhooks', FAN_OUT)) === OUTBOX_BATCH);
       await this.sendDue();
       this.failing = false;
     } catch (error) {
@@ -293,8 +295,8 @@ const jittered = (ms: number) => Math.round(ms * (0.9 + Math.random() * 0.2));
 const FAN_OUT = { columns: ['id', 'type', 'at'] satisfies (keyof EventEntity)[], within: fanOut };
 
 /** One delivery per event and enabled endpoint that takes its type and existed when it was committed. */
-async function fanOut(transaction: EntityManager, events: EventEntity[]): Promise<void> {
-  const endpoints = await transaction.find(WebhookEndpointEntity, { where: { enabled: true } });
+async function fanOut(work: UnitOfWork, events: EventEntity[]): Promise<void> {
+  const endpoints = await work.manager.find(WebhookEndpointEntity, { where: { enabled: true } });
   const now = Date.now();
   const rows = events.flatMap((event) =>
     endpoints
@@ -315,5 +317,5 @@ async function fanOut(transaction: EntityManager, events: EventEntity[]): Promis
         attempts: '[]',
       })),
   );
-  if (rows.length > 0) await insertRows(transaction, WebhookDeliveryEntity, rows);
+  if (rows.length > 0) await insertRows(work.manager, WebhookDeliveryEntity, rows);
 }

@@ -17,6 +17,7 @@ import {
 import { setNextLink } from '../common/pagination/next-link';
 import { RequiredScope } from '../common/scopes';
 import { ApiIdParam } from '../common/validation/id.pipe';
+import { Transactions } from '../database/unit-of-work';
 import { IdempotentRequests } from '../idempotency/idempotent-requests';
 import { EventDto } from './dto/event.dto';
 import {
@@ -61,6 +62,7 @@ export class WebhookEndpointsController {
   constructor(
     private readonly endpoints: WebhookEndpointsService,
     private readonly idempotent: IdempotentRequests,
+    private readonly transactions: Transactions,
   ) {}
 
   /**
@@ -93,16 +95,17 @@ export class WebhookEndpointsController {
       description: 'Any 2xx: delivered. Anything else is retried; 410 turns the endpoint off.',
     },
   })
-  createWebhookEndpoint(
+  async createWebhookEndpoint(
     @Body() body: NewWebhookEndpointDto,
     @Req() req: Request,
     @Res({ passthrough: true }) res: Response,
   ): Promise<WebhookEndpointWithSecretDto> {
+    await this.endpoints.checkUrl(body.url);
     return this.idempotent.create(
       req,
       res,
       ENDPOINTS.collection,
-      (inTransaction) => this.endpoints.create(body, inTransaction),
+      (work) => this.endpoints.create(body, work),
       (endpoint: WebhookEndpointEntity) => WebhookEndpointWithSecretDto.withSecret(setEtag(res, endpoint)),
     );
   }
@@ -132,7 +135,11 @@ export class WebhookEndpointsController {
     @Req() req: Request,
     @Res({ passthrough: true }) res: Response,
   ): Promise<WebhookEndpointDto> {
-    const updated = await this.endpoints.update(id, patch, ifMatch(condition, true), { request: req });
+    if (patch.url !== undefined) await this.endpoints.checkUrl(patch.url);
+    const updated = await this.transactions.run(
+      (work) => this.endpoints.update(id, patch, ifMatch(condition, true), work),
+      req,
+    );
     return WebhookEndpointDto.fromEntity(setEtag(res, updated));
   }
 
@@ -146,7 +153,7 @@ export class WebhookEndpointsController {
     @Headers('if-match') condition: string | undefined,
     @Req() req: Request,
   ): Promise<void> {
-    await this.endpoints.delete(id, ifMatch(condition, false), { request: req });
+    await this.transactions.run((work) => this.endpoints.delete(id, ifMatch(condition, false), work), req);
   }
 
   /**
@@ -170,7 +177,7 @@ export class WebhookEndpointsController {
     @Res({ passthrough: true }) res: Response,
   ): Promise<WebhookEndpointWithSecretDto> {
     const graceMs = body.graceSeconds === undefined ? DEFAULT_SECRET_GRACE_MS : body.graceSeconds * 1000;
-    const rotated = await this.endpoints.rotate(id, graceMs, { request: req });
+    const rotated = await this.transactions.run((work) => this.endpoints.rotate(id, graceMs, work), req);
     return WebhookEndpointWithSecretDto.withSecret(setEtag(res, rotated));
   }
 
@@ -207,6 +214,7 @@ export class WebhookEndpointsController {
     @IdParam(DELIVERIES) deliveryId: number,
     @Req() req: Request,
   ): Promise<WebhookDeliveryDto> {
-    return WebhookDeliveryDto.fromEntity(await this.endpoints.resend(id, deliveryId, req));
+    const resent = await this.transactions.run((work) => this.endpoints.resend(id, deliveryId, work), req);
+    return WebhookDeliveryDto.fromEntity(resent);
   }
 }

@@ -8,6 +8,7 @@ import {
   NotFoundException,
   Optional,
 } from '@nestjs/common';
+import { isNativeError } from 'node:util/types';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import { ApiException, ERROR_TRANSLATOR, ErrorTranslator } from '../common/errors/api-exception';
@@ -54,7 +55,8 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const translated = this.translate(exception);
     if (translated) return translated;
 
-    const stack = exception instanceof Error ? exception.stack : String(exception);
+    // A driver's error may come from another realm than this code's `Error` (a test's sandbox).
+    const stack = isNativeError(exception) ? exception.stack : String(exception);
     this.logger.error(
       { reqId: requestIdOf(request), err: { stack } },
       `Unexpected error on ${request.method} ${(request.route as { path?: string } | undefined)?.path ?? 'unmatched path'}`,

@@ -3,7 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, LessThanOrEqual, Repository } from 'typeorm';
 import { ApiException } from '../common/errors/api-exception';
 import { databaseOutageCause } from '../database/outage';
-import { beforeCommit } from '../database/outage-wait';
+import { Connections } from '../database/connections';
 import { IdempotencyRecordEntity } from './idempotency-record.entity';
 
 /** The IETF draft suggests at least a day. */
@@ -73,7 +73,7 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
   /** Within the outage wait, a claim whose answer was lost is tried again and takes its own record over. */
   claim(owner: string, idempotencyKey: string, requestHash: string, now = Date.now()): Promise<Claim> {
     let createdAt: number | undefined;
-    return beforeCommit(this.records.manager.connection, async () => {
+    return Connections.of(this.records.manager.connection).retryUnlessCommitted(async () => {
       // Each attempt its own time: a failed attempt's background release never matches the one that won.
       createdAt = createdAt === undefined ? now : Math.max(Date.now(), createdAt + 1);
       const claimed = { owner, idempotencyKey, createdAt };

@@ -3,7 +3,11 @@ import type { Request, Response } from 'express';
 import { setCaller } from '../auth/caller';
 import { ApiException } from '../common/errors/api-exception';
 import type { Claim, ClaimedKey, IdempotencyService, StoredResponse } from './idempotency.service';
+import type { Transactions } from '../database/unit-of-work';
 import { IdempotentRequests, requestDigest } from './idempotent-requests';
+
+/** `run` alone: the creates that use transactions are proved end to end (test/idempotency.e2e-spec.ts). */
+const NO_TRANSACTIONS = {} as Transactions;
 
 // A failing store is warned about; these specs fail it on purpose.
 beforeAll(() => Logger.overrideLogger(false));
@@ -67,7 +71,7 @@ describe('IdempotentRequests.run', () => {
     const { service, calls } = fakeService();
     const { request, response } = exchange({});
     await expect(
-      new IdempotentRequests(service).run(request, response, () => Promise.resolve('made')),
+      new IdempotentRequests(service, NO_TRANSACTIONS).run(request, response, () => Promise.resolve('made')),
     ).resolves.toBe('made');
     expect(calls).toEqual([]);
   });
@@ -75,7 +79,7 @@ describe('IdempotentRequests.run', () => {
   it('claims the key with the body digest, runs the operation, and stores its response', async () => {
     const { service, calls, completed } = fakeService();
     const { request, response } = exchange({ 'idempotency-key': 'k1' });
-    const body = await new IdempotentRequests(service).run(request, response, () => {
+    const body = await new IdempotentRequests(service, NO_TRANSACTIONS).run(request, response, () => {
       response.location('/v1/pets/7');
       return Promise.resolve({ id: 7 });
     });
@@ -89,10 +93,14 @@ describe('IdempotentRequests.run', () => {
     const { request, response } = exchange({ 'idempotency-key': 'k6' });
     const manager = { transaction: 'of the create' };
 
-    const body = await new IdempotentRequests(service).run(request, response, async (record) => {
-      await record!(manager as never, { statusCode: 201, body: { id: 8 }, location: '/v1/pets/8' });
-      return { id: 8 };
-    });
+    const body = await new IdempotentRequests(service, NO_TRANSACTIONS).run(
+      request,
+      response,
+      async (record) => {
+        await record!({ manager } as never, { statusCode: 201, body: { id: 8 }, location: '/v1/pets/8' });
+        return { id: 8 };
+      },
+    );
 
     expect(body).toEqual({ id: 8 });
     expect(calls).toEqual(['claim k6 digest-ok', 'complete k6 in transaction']);
@@ -103,7 +111,7 @@ describe('IdempotentRequests.run', () => {
     const { service } = fakeService();
     const { request, response } = exchange({});
     const operation = jest.fn(() => Promise.resolve('made'));
-    await new IdempotentRequests(service).run(request, response, operation);
+    await new IdempotentRequests(service, NO_TRANSACTIONS).run(request, response, operation);
     expect(operation).toHaveBeenCalledWith();
   });
 
@@ -112,7 +120,9 @@ describe('IdempotentRequests.run', () => {
     const { service } = fakeService({ kind: 'replay', response: stored });
     const { request, response, sent } = exchange({ 'idempotency-key': '"quoted key"' });
     const operation = jest.fn();
-    await expect(new IdempotentRequests(service).run(request, response, operation)).resolves.toEqual({
+    await expect(
+      new IdempotentRequests(service, NO_TRANSACTIONS).run(request, response, operation),
+    ).resolves.toEqual({
       id: 3,
     });
     expect(operation).not.toHaveBeenCalled();
@@ -124,7 +134,9 @@ describe('IdempotentRequests.run', () => {
     const { service, calls } = fakeService('new', 'complete');
     const { request, response } = exchange({ 'idempotency-key': 'k4' });
     await expect(
-      new IdempotentRequests(service).run(request, response, () => Promise.resolve({ id: 9 })),
+      new IdempotentRequests(service, NO_TRANSACTIONS).run(request, response, () =>
+        Promise.resolve({ id: 9 }),
+      ),
     ).resolves.toEqual({ id: 9 });
     expect(calls).toEqual(['claim k4 digest-ok', 'complete k4']);
   });
@@ -134,7 +146,7 @@ describe('IdempotentRequests.run', () => {
     const { request, response } = exchange({ 'idempotency-key': 'k5' });
     const failure = new ApiException('service_unavailable');
     await expect(
-      new IdempotentRequests(service).run(request, response, () => Promise.reject(failure)),
+      new IdempotentRequests(service, NO_TRANSACTIONS).run(request, response, () => Promise.reject(failure)),
     ).rejects.toBe(failure);
     expect(calls).toEqual(['claim k5 digest-ok', 'release k5']);
   });
@@ -144,7 +156,7 @@ describe('IdempotentRequests.run', () => {
     const { request, response } = exchange({ 'idempotency-key': 'k2' });
     const failure = new Error('database is locked');
     await expect(
-      new IdempotentRequests(service).run(request, response, () => Promise.reject(failure)),
+      new IdempotentRequests(service, NO_TRANSACTIONS).run(request, response, () => Promise.reject(failure)),
     ).rejects.toBe(failure);
     expect(calls).toEqual(['claim k2 digest-ok', 'release k2']);
   });
@@ -153,7 +165,7 @@ describe('IdempotentRequests.run', () => {
     const { service, calls } = fakeService();
     const { request, response } = exchange({ 'idempotency-key': 'has space' });
     await expect(
-      new IdempotentRequests(service).run(request, response, () => Promise.resolve('made')),
+      new IdempotentRequests(service, NO_TRANSACTIONS).run(request, response, () => Promise.resolve('made')),
     ).rejects.toBeInstanceOf(ApiException);
     expect(calls).toEqual([]);
   });
@@ -162,7 +174,9 @@ describe('IdempotentRequests.run', () => {
     const { service } = fakeService(new ApiException('idempotency_conflict'));
     const { request, response } = exchange({ 'idempotency-key': 'k3' });
     const operation = jest.fn();
-    await expect(new IdempotentRequests(service).run(request, response, operation)).rejects.toMatchObject({
+    await expect(
+      new IdempotentRequests(service, NO_TRANSACTIONS).run(request, response, operation),
+    ).rejects.toMatchObject({
       code: 'idempotency_conflict',
     });
     expect(operation).not.toHaveBeenCalled();

@@ -1,18 +1,16 @@
 import { createHash } from 'node:crypto';
-import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { Injectable, Logger, Optional } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { callerOf } from '../auth/caller';
-import { AUDIT_LOG, AuditLog } from '../common/audit-context';
 import { ApiException, validationFailed } from '../common/errors/api-exception';
 import { IDEMPOTENCY_KEY_FORMAT, IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER } from '../common/openapi/headers';
 import { resourceLocation } from '../common/resource-location';
 import { requestIdOf } from '../http/request-log';
-import type { WithCreated } from '../database/resource-store';
+import { Transactions, UnitOfWork } from '../database/unit-of-work';
 import { Metrics } from '../observability/metrics';
-import type { EntityManager } from 'typeorm';
 import { IdempotencyService, LEASE_RENEWAL_MS, StoredResponse } from './idempotency.service';
 
-export type RecordResponse = (manager: EntityManager, response: StoredResponse) => Promise<void>;
+export type RecordResponse = (work: UnitOfWork, response: StoredResponse) => Promise<void>;
 
 export function requestDigest(body: unknown): string {
   const canonical = (value: unknown): unknown => {
@@ -38,8 +36,8 @@ export class IdempotentRequests {
 
   constructor(
     private readonly idempotency: IdempotencyService,
+    private readonly transactions: Transactions,
     @Optional() private readonly metrics: Metrics = new Metrics(),
-    @Optional() @Inject(AUDIT_LOG) private readonly audit?: AuditLog,
   ) {}
 
   /** `record` stores the answer in the effect's transaction: the key is "done" exactly when it commits. */
@@ -76,8 +74,8 @@ export class IdempotentRequests {
       return claim.response.body as T;
     }
     let recorded = false;
-    const record: RecordResponse = async (manager, stored) => {
-      await this.idempotency.complete(claim.claimed, stored, manager);
+    const record: RecordResponse = async (work, stored) => {
+      await this.idempotency.complete(claim.claimed, stored, work.manager);
       recorded = true;
     };
     // A failed renewal is retried at the next tick; a claim lost meanwhile fails `complete`.
@@ -115,29 +113,24 @@ export class IdempotentRequests {
     return body;
   }
 
+  /** `insert` in a unit of work for the request; with a key, its answer commits with the row. */
   create<E extends { id: number }, B>(
     request: Request,
     response: Response,
     collection: string,
-    insert: (inTransaction?: WithCreated<E>) => Promise<E>,
+    insert: (work: UnitOfWork) => Promise<E>,
     toBody: (created: E) => B,
   ): Promise<B> {
     return this.run(request, response, async (record) => {
-      // The create's answer (with a key) and its audit event commit with the row.
-      const inTransaction: WithCreated<E> | undefined =
-        record || this.audit
-          ? async (manager, entity) => {
-              await record?.(manager, {
-                statusCode: response.statusCode,
-                body: toBody(entity),
-                location: resourceLocation(collection, entity.id),
-              });
-              await this.audit?.record(manager, [
-                { request, resource: collection, resourceId: entity.id, outcome: 201 },
-              ]);
-            }
-          : undefined;
-      const created = await insert(inTransaction);
+      const created = await this.transactions.run(async (work) => {
+        const entity = await insert(work);
+        await record?.(work, {
+          statusCode: response.statusCode,
+          body: toBody(entity),
+          location: resourceLocation(collection, entity.id),
+        });
+        return entity;
+      }, request);
       response.location(resourceLocation(collection, created.id));
       return toBody(created);
     });

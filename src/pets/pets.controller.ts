@@ -13,6 +13,7 @@ import {
 } from '../common/openapi/operations';
 import { setNextLink } from '../common/pagination/next-link';
 import { responseOf } from '../common/response-of';
+import { Transactions } from '../database/unit-of-work';
 import { IdempotentRequests } from '../idempotency/idempotent-requests';
 import { GET_PET_DEPRECATION } from './deprecation';
 import { PetEntity } from './pet.entity';
@@ -40,6 +41,7 @@ export class PetsController {
   constructor(
     private readonly pets: PetsService,
     private readonly idempotent: IdempotentRequests,
+    private readonly transactions: Transactions,
   ) {}
 
   /**
@@ -76,7 +78,7 @@ export class PetsController {
       req,
       res,
       PETS.collection,
-      (inTransaction) => this.pets.create(newPet, inTransaction),
+      (work) => this.pets.create(newPet, work),
       (pet: PetEntity) => PetDto.fromEntity(setEtag(res, pet)),
     );
   }
@@ -111,7 +113,10 @@ export class PetsController {
     @Req() req: Request,
     @Res({ passthrough: true }) res: Response,
   ): Promise<PetDto> {
-    const updated = await this.pets.update(id, patch, ifMatch(condition, true), { request: req });
+    const updated = await this.transactions.run(
+      (work) => this.pets.update(id, patch, ifMatch(condition, true), work),
+      req,
+    );
     return responseOf(setEtag(res, updated), (pet) => PetDto.fromEntity(pet));
   }
 }

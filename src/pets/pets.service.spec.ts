@@ -2,6 +2,7 @@ import { TestingModule } from '@nestjs/testing';
 import { featureTestingModule } from '../../test/support/feature-module';
 import { ApiException } from '../common/errors/api-exception';
 import { encodeCursor } from '../common/pagination/cursor';
+import { Transactions } from '../database/unit-of-work';
 import { PetsModule } from './pets.module';
 import { PetsService } from './pets.service';
 import { NewPetDto } from './dto/new-pet.dto';
@@ -15,11 +16,17 @@ describe('PetsService', () => {
   const body = (fields: Partial<NewPetDto>) => ({ ...required, ...fields }) as NewPetDto;
   const OPTIONAL = {};
   const none = Object.fromEntries(Object.keys(OPTIONAL).map((field) => [field, null]));
+  let transactions: Transactions;
+  const create = (dto: NewPetDto) => transactions.run((work) => service.create(dto, work));
   const always = () => undefined;
+  type Update = Parameters<PetsService['update']>;
+  const update = (id: number, patch: Update[1], ifMatch: Update[2]) =>
+    transactions.run((work) => service.update(id, patch, ifMatch, work));
 
   beforeEach(async () => {
     moduleRef = await featureTestingModule(PetsModule);
     service = moduleRef.get(PetsService);
+    transactions = moduleRef.get(Transactions);
     required = { ...{ categoryId: 7 } };
   });
 
@@ -28,8 +35,8 @@ describe('PetsService', () => {
   });
 
   it('creates an animal with a new id, version 1 and the default status, and gets it back', async () => {
-    const first = await service.create(body({ name: 'First', ...OPTIONAL }));
-    const second = await service.create(body({ name: 'Second', status: 'pending' }));
+    const first = await create(body({ name: 'First', ...OPTIONAL }));
+    const second = await create(body({ name: 'Second', status: 'pending' }));
 
     expect(first).toEqual({ id: 1, name: 'First', ...required, ...OPTIONAL, status: null, version: 1 });
     expect(second).toEqual({ id: 2, name: 'Second', ...required, ...none, status: 'pending', version: 1 });
@@ -44,8 +51,8 @@ describe('PetsService', () => {
   });
 
   it('lists page by page in id order, with a cursor while more follow, and by status', async () => {
-    for (const name of ['a', 'b', 'c']) await service.create(body({ name }));
-    await service.create(body({ name: 'd', status: 'pending' }));
+    for (const name of ['a', 'b', 'c']) await create(body({ name }));
+    await create(body({ name: 'd', status: 'pending' }));
 
     const first = await service.list({ limit: 2 });
     expect(first.items.map((pet) => pet.name)).toEqual(['a', 'b']);
@@ -67,27 +74,27 @@ describe('PetsService', () => {
   });
 
   it('updates only what a patch names, one version up, and a patch that changes nothing not at all', async () => {
-    const created = await service.create(body({ name: 'First', ...OPTIONAL }));
+    const created = await create(body({ name: 'First', ...OPTIONAL }));
 
-    const renamed = await service.update(created.id, { name: 'Renamed' }, always);
+    const renamed = await update(created.id, { name: 'Renamed' }, always);
     expect(renamed).toEqual({ ...created, name: 'Renamed', version: 2 });
-    await expect(service.update(created.id, { name: 'Renamed' }, always)).resolves.toEqual(renamed);
-    await expect(service.update(created.id, {}, always)).resolves.toEqual(renamed);
-    const cleared = await service.update(created.id, none, always);
+    await expect(update(created.id, { name: 'Renamed' }, always)).resolves.toEqual(renamed);
+    await expect(update(created.id, {}, always)).resolves.toEqual(renamed);
+    const cleared = await update(created.id, none, always);
     expect(cleared).toEqual({ ...renamed, ...none, version: Object.keys(none).length > 0 ? 3 : 2 });
     await expect(service.get(created.id)).resolves.toEqual(cleared);
   });
 
   it('asks `ifMatch` about the animal as it is, and changes nothing when it refuses', async () => {
-    const created = await service.create(body({ name: 'First' }));
+    const created = await create(body({ name: 'First' }));
     const stale = () => {
       throw new ApiException('precondition_failed');
     };
 
-    await expect(service.update(created.id, { name: 'Stale' }, stale)).rejects.toMatchObject({
+    await expect(update(created.id, { name: 'Stale' }, stale)).rejects.toMatchObject({
       code: 'precondition_failed',
     });
-    await expect(service.update(404, { name: 'None' }, stale)).rejects.toMatchObject({ code: 'not_found' });
+    await expect(update(404, { name: 'None' }, stale)).rejects.toMatchObject({ code: 'not_found' });
     await expect(service.get(created.id)).resolves.toEqual(created);
   });
 });

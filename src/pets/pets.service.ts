@@ -3,7 +3,8 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
 import { ApiException } from '../common/errors/api-exception';
 import { Page } from '../common/pagination/page';
-import { ChangeContext, ResourceStore, ResourceStores, WithCreated } from '../database/resource-store';
+import { ResourceStore, ResourceStores } from '../database/resource-store';
+import type { UnitOfWork } from '../database/unit-of-work';
 import { PetEntity } from './pet.entity';
 import { PET_LIFECYCLE, DEFAULT_PET_STATUS } from './pet-status';
 import { ListPetsQueryDto } from './dto/list-pets-query.dto';
@@ -27,34 +28,33 @@ export class PetsService {
     return this.pets.page(query, { status: query.status });
   }
 
-  /** Adds an animal; resolves once it is committed (`inTransaction` with it, where the database allows). */
-  create(newPet: NewPetDto, inTransaction?: WithCreated<PetEntity>): Promise<PetEntity> {
+  /** Adds an animal in `work`'s transaction. */
+  create(newPet: NewPetDto, work: UnitOfWork): Promise<PetEntity> {
     const row = {
       name: newPet.name,
       categoryId: newPet.categoryId,
       status: newPet.status ?? DEFAULT_PET_STATUS,
       version: 1,
     };
-    return this.pets.create(row, inTransaction);
+    return this.pets.create(row, work);
   }
 
   /** The animal with this id (one ids can take, as the controller's IdPipe ensures); 404 if none. */
-  async get(id: number): Promise<PetEntity> {
-    const pet = await this.pets.get(id);
+  async get(id: number, work?: UnitOfWork): Promise<PetEntity> {
+    const pet = await this.pets.get(id, work);
     if (!pet) throw this.notFound(id);
     return pet;
   }
 
   /**
-   * Applies a merge patch where `ifMatch` accepts the animal as it is and the lifecycle allows
-   * its status change; 404 if none. In a `transaction` (another module's), it commits with that;
-   * made for an API `request`, it is audited.
+   * Applies a merge patch in `work`'s transaction where `ifMatch` accepts the animal as it is and
+   * the lifecycle allows its status change; 404 if none.
    */
   async update(
     id: number,
     patch: UpdatePetDto,
     ifMatch: (current: PetEntity) => void,
-    context: ChangeContext = {},
+    work: UnitOfWork,
   ): Promise<PetEntity> {
     const change = this.pets.update(
       id,
@@ -63,7 +63,7 @@ export class PetsService {
         ifMatch(current);
         PET_LIFECYCLE.check(current.status, patch.status);
       },
-      context,
+      work,
     );
     const updated = await change;
     if (!updated) throw this.notFound(id);

@@ -179,7 +179,7 @@ export function referencedModule(root: string, folder: string): ReferencedModule
     !entityFile ||
     !table ||
     !entityClass ||
-    !/\bget\(id: number\)/.test(service)
+    !/\bget\(id: number\b/.test(service)
   )
     throw new Error(
       `--references ${folder}: src/${folder} must have ${folder}.module.ts, ${folder}.service.ts ` +

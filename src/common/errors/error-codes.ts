@@ -68,6 +68,11 @@ export const ERROR_CODES = {
     message: 'Other records still refer to this one.',
     when: 'a delete of a record that records of another module refer to',
   },
+  version_limit_reached: {
+    status: 409,
+    message: 'The record cannot change any more: its version is at the largest a JSON number carries exactly.',
+    when: 'a change to a record whose version is already 2^53 − 1 (9007199254740991)',
+  },
   precondition_failed: {
     status: 412,
     message: 'The resource has changed: If-Match does not name its current ETag.',

@@ -137,7 +137,11 @@ export function UpdateOperation(
     ApiBody({ type: patch }),
     ApiHeader(ifMatchHeaderDocs(true)),
     ApiOkResponse({ type, description: `The ${resource.noun} as changed.`, headers: etagHeaderDocs() }),
-    ApiErrors([400, 401, 404, 412, 413, 415, 428, 429, 500, 503, ...transitions, ...(options.errors ?? [])]),
+    ApiErrors([
+      400, 401, 404, 'version_limit_reached', 412, 413, 415, 428, 429, 500, 503,
+      ...transitions,
+      ...(options.errors ?? []),
+    ]),
     onlyDeclaredSuccess(200),
   );
 }

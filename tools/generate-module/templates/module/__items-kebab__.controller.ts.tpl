@@ -25,6 +25,9 @@ import {
 } from '../common/openapi/operations';
 import { setNextLink } from '../common/pagination/next-link';
 import { responseOf } from '../common/response-of';
+// @if mutable
+import { Transactions } from '../database/unit-of-work';
+// @end
 import { IdempotentRequests } from '../idempotency/idempotent-requests';
 import { __Item__Entity } from './__item-kebab__.entity';
 // @if update
@@ -62,6 +65,9 @@ export class __Items__Controller {
   constructor(
     private readonly __items__: __Items__Service,
     private readonly idempotent: IdempotentRequests,
+    // @if mutable
+    private readonly transactions: Transactions,
+    // @end
   ) {}
 
   /**
@@ -98,7 +104,7 @@ export class __Items__Controller {
       req,
       res,
       __ITEMS__.collection,
-      (inTransaction) => this.__items__.create(new__Item__, inTransaction),
+      (work) => this.__items__.create(new__Item__, work),
       (__item__: __Item__Entity) => __Item__Dto.fromEntity(setEtag(res, __item__)),
     );
   }
@@ -130,7 +136,10 @@ export class __Items__Controller {
     @Req() req: Request,
     @Res({ passthrough: true }) res: Response,
   ): Promise<__Item__Dto> {
-    const updated = await this.__items__.update(id, patch, ifMatch(condition, true), { request: req });
+    const updated = await this.transactions.run(
+      (work) => this.__items__.update(id, patch, ifMatch(condition, true), work),
+      req,
+    );
     return responseOf(setEtag(res, updated), (__item__) => __Item__Dto.fromEntity(__item__));
   }
   // @end
@@ -147,7 +156,7 @@ export class __Items__Controller {
     @Headers('if-match') condition: string | undefined,
     @Req() req: Request,
   ): Promise<void> {
-    await this.__items__.delete(id, ifMatch(condition, false), { request: req });
+    await this.transactions.run((work) => this.__items__.delete(id, ifMatch(condition, false), work), req);
   }
   // @end
 }

@@ -5,6 +5,7 @@ import { sampleBody } from '../../test/support/samples';
 // @end
 import { ApiException } from '../common/errors/api-exception';
 import { encodeCursor } from '../common/pagination/cursor';
+import { Transactions } from '../database/unit-of-work';
 // @each reference
 import { __RefsService__ } from '../__ref_folder__/__ref_folder__.service';
 // @end
@@ -21,16 +22,27 @@ describe('__Items__Service', () => {
   const body = (fields: Partial<New__Item__Dto>) => ({ ...required, ...fields }) as New__Item__Dto;
   const OPTIONAL = __OPTIONAL_FIELDS__;
   const none = Object.fromEntries(Object.keys(OPTIONAL).map((field) => [field, null]));
+  let transactions: Transactions;
+  const create = (dto: New__Item__Dto) => transactions.run((work) => service.create(dto, work));
   // @if update
   const always = () => undefined;
+  type Update = Parameters<__Items__Service['update']>;
+  const update = (id: number, patch: Update[1], ifMatch: Update[2]) =>
+    transactions.run((work) => service.update(id, patch, ifMatch, work));
+  // @end
+  // @if delete
+  const remove = (id: number, ifMatch: Parameters<__Items__Service['delete']>[1]) =>
+    transactions.run((work) => service.delete(id, ifMatch, work));
   // @end
 
   beforeEach(async () => {
     moduleRef = await featureTestingModule(__Items__Module);
     service = moduleRef.get(__Items__Service);
+    transactions = moduleRef.get(Transactions);
     required = { ...__REQUIRED_FIELDS__ };
     // @each reference
-    required.__ref__Id = (await moduleRef.get(__RefsService__).create((await sampleBody('__NewRef__')) as never)).id;
+    const __ref__ = (await sampleBody('__NewRef__')) as never;
+    required.__ref__Id = (await transactions.run((work) => moduleRef.get(__RefsService__).create(__ref__, work))).id;
     // @end
   });
 
@@ -39,8 +51,8 @@ describe('__Items__Service', () => {
   });
 
   it('creates __a_noun__ with a new id, version 1 and the default status, and gets it back', async () => {
-    const first = await service.create(body({ name: 'First', ...OPTIONAL }));
-    const second = await service.create(body({ name: 'Second', status: '__other_state__' }));
+    const first = await create(body({ name: 'First', ...OPTIONAL }));
+    const second = await create(body({ name: 'Second', status: '__other_state__' }));
 
     expect(first).toEqual({ id: 1, name: 'First', ...required, ...OPTIONAL, status: __DEFAULT_STATE__, version: 1 });
     expect(second).toEqual({ id: 2, name: 'Second', ...required, ...none, status: '__other_state__', version: 1 });
@@ -52,8 +64,8 @@ describe('__Items__Service', () => {
   });
 
   it('lists page by page in id order, with a cursor while more follow, and by status', async () => {
-    for (const name of ['a', 'b', 'c']) await service.create(body({ name }));
-    await service.create(body({ name: 'd', status: '__other_state__' }));
+    for (const name of ['a', 'b', 'c']) await create(body({ name }));
+    await create(body({ name: 'd', status: '__other_state__' }));
 
     const first = await service.list({ limit: 2 });
     expect(first.items.map((__item__) => __item__.name)).toEqual(['a', 'b']);
@@ -76,7 +88,7 @@ describe('__Items__Service', () => {
   // @each reference
 
   it('refuses an unknown __ref__Id with its own code, naming the field', async () => {
-    await expect(service.create(body({ name: 'Lost', __ref__Id: 987_654 }))).rejects.toMatchObject({
+    await expect(create(body({ name: 'Lost', __ref__Id: 987_654 }))).rejects.toMatchObject({
       code: '__ref_code__',
       details: [expect.objectContaining({ field: '__ref__Id' })],
     });
@@ -86,42 +98,42 @@ describe('__Items__Service', () => {
   // @if update
 
   it('updates only what a patch names, one version up, and a patch that changes nothing not at all', async () => {
-    const created = await service.create(body({ name: 'First', ...OPTIONAL }));
+    const created = await create(body({ name: 'First', ...OPTIONAL }));
 
-    const renamed = await service.update(created.id, { name: 'Renamed' }, always);
+    const renamed = await update(created.id, { name: 'Renamed' }, always);
     expect(renamed).toEqual({ ...created, name: 'Renamed', version: 2 });
-    await expect(service.update(created.id, { name: 'Renamed' }, always)).resolves.toEqual(renamed);
-    await expect(service.update(created.id, {}, always)).resolves.toEqual(renamed);
-    const cleared = await service.update(created.id, none, always);
+    await expect(update(created.id, { name: 'Renamed' }, always)).resolves.toEqual(renamed);
+    await expect(update(created.id, {}, always)).resolves.toEqual(renamed);
+    const cleared = await update(created.id, none, always);
     expect(cleared).toEqual({ ...renamed, ...none, version: Object.keys(none).length > 0 ? 3 : 2 });
     await expect(service.get(created.id)).resolves.toEqual(cleared);
   });
 
   it('asks `ifMatch` about the __noun__ as it is, and changes nothing when it refuses', async () => {
-    const created = await service.create(body({ name: 'First' }));
+    const created = await create(body({ name: 'First' }));
     const stale = () => {
       throw new ApiException('precondition_failed');
     };
 
-    await expect(service.update(created.id, { name: 'Stale' }, stale)).rejects.toMatchObject({
+    await expect(update(created.id, { name: 'Stale' }, stale)).rejects.toMatchObject({
       code: 'precondition_failed',
     });
-    await expect(service.update(404, { name: 'None' }, stale)).rejects.toMatchObject({ code: 'not_found' });
+    await expect(update(404, { name: 'None' }, stale)).rejects.toMatchObject({ code: 'not_found' });
     await expect(service.get(created.id)).resolves.toEqual(created);
   });
   // @end
   // @if delete
 
   it('deletes __a_noun__ once: then it is gone', async () => {
-    const created = await service.create(body({ name: 'Doomed' }));
+    const created = await create(body({ name: 'Doomed' }));
     const stale = () => {
       throw new ApiException('precondition_failed');
     };
 
-    await expect(service.delete(created.id, stale)).rejects.toMatchObject({ code: 'precondition_failed' });
-    await service.delete(created.id, () => undefined);
+    await expect(remove(created.id, stale)).rejects.toMatchObject({ code: 'precondition_failed' });
+    await remove(created.id, () => undefined);
     await expect(service.get(created.id)).rejects.toMatchObject({ code: 'not_found' });
-    await expect(service.delete(created.id, () => undefined)).rejects.toMatchObject({ code: 'not_found' });
+    await expect(remove(created.id, () => undefined)).rejects.toMatchObject({ code: 'not_found' });
   });
   // @end
 });

@@ -6,12 +6,8 @@ import { Page } from '../common/pagination/page';
 // @if references
 import { keepReferences, Reference, requireReferences } from '../database/references';
 // @end
-// @if mutable
-import { ChangeContext, ResourceStore, ResourceStores, WithCreated } from '../database/resource-store';
-// @end
-// @if !mutable
-import { ResourceStore, ResourceStores, WithCreated } from '../database/resource-store';
-// @end
+import { ResourceStore, ResourceStores } from '../database/resource-store';
+import type { UnitOfWork } from '../database/unit-of-work';
 // @each reference
 import { __RefsService__ } from '../__ref_folder__/__ref_folder__.service';
 // @end
@@ -67,12 +63,12 @@ export class __Items__Service {
     return this.__items__.page(query, { status: query.status });
   }
 
-  /** Adds __a_noun__; resolves once it is committed (`inTransaction` with it, where the database allows). */
+  /** Adds __a_noun__ in `work`'s transaction. */
   // @if references
-  async create(new__Item__: New__Item__Dto, inTransaction?: WithCreated<__Item__Entity>): Promise<__Item__Entity> {
+  async create(new__Item__: New__Item__Dto, work: UnitOfWork): Promise<__Item__Entity> {
   // @end
   // @if !references
-  create(new__Item__: New__Item__Dto, inTransaction?: WithCreated<__Item__Entity>): Promise<__Item__Entity> {
+  create(new__Item__: New__Item__Dto, work: UnitOfWork): Promise<__Item__Entity> {
   // @end
     const row = {
       name: new__Item__.name,
@@ -91,32 +87,31 @@ export class __Items__Service {
       version: 1,
     };
     // @if !references
-    return this.__items__.create(row, inTransaction);
+    return this.__items__.create(row, work);
     // @end
     // @if references
     await requireReferences(row, this.references);
-    return keepReferences(this.__items__.create(row, inTransaction), row, this.references);
+    return keepReferences(this.__items__.create(row, work), row, this.references);
     // @end
   }
 
   /** The __noun__ with this id (one ids can take, as the controller's IdPipe ensures); 404 if none. */
-  async get(id: number): Promise<__Item__Entity> {
-    const __item__ = await this.__items__.get(id);
+  async get(id: number, work?: UnitOfWork): Promise<__Item__Entity> {
+    const __item__ = await this.__items__.get(id, work);
     if (!__item__) throw this.notFound(id);
     return __item__;
   }
   // @if update
 
   /**
-   * Applies a merge patch where `ifMatch` accepts the __noun__ as it is and the lifecycle allows
-   * its status change; 404 if none. In a `transaction` (another module's), it commits with that;
-   * made for an API `request`, it is audited.
+   * Applies a merge patch in `work`'s transaction where `ifMatch` accepts the __noun__ as it is and
+   * the lifecycle allows its status change; 404 if none.
    */
   async update(
     id: number,
     patch: Update__Item__Dto,
     ifMatch: (current: __Item__Entity) => void,
-    context: ChangeContext = {},
+    work: UnitOfWork,
   ): Promise<__Item__Entity> {
     // @if references
     await requireReferences(patch, this.references);
@@ -128,7 +123,7 @@ export class __Items__Service {
         ifMatch(current);
         __ITEM___LIFECYCLE.check(current.status, patch.status);
       },
-      context,
+      work,
     );
     // @if !references
     const updated = await change;
@@ -142,9 +137,9 @@ export class __Items__Service {
   // @end
   // @if delete
 
-  /** Removes the __noun__ if `ifMatch` accepts it; 404 if none, 409 if others refer to it. */
-  async delete(id: number, ifMatch: (current: __Item__Entity) => void, context: ChangeContext = {}): Promise<void> {
-    if (!(await this.__items__.delete(id, ifMatch, context))) throw this.notFound(id);
+  /** Removes the __noun__ in `work`'s transaction if `ifMatch` accepts it; 404 if none, 409 if others refer to it. */
+  async delete(id: number, ifMatch: (current: __Item__Entity) => void, work: UnitOfWork): Promise<void> {
+    if (!(await this.__items__.delete(id, ifMatch, work))) throw this.notFound(id);
   }
   // @end
 

@@ -1,0 +1,63 @@
+import { LRUCache } from 'lru-cache';
+import { boundedLru } from '../common/bounded-lru';
+import type { Page } from '../common/pagination/page';
+import type { DatabaseConfig } from '../config/app-config';
+import { Metrics } from '../observability/metrics';
+import type { Row } from './rows';
+
+export type ReadCacheOptions = Pick<DatabaseConfig, 'readCacheSize' | 'readCacheMegabytes'>;
+
+/** A cached row's estimated bytes: the object and its key, its strings as UTF-16. */
+export function rowBytes(row: object): number {
+  let bytes = 160;
+  for (const value of Object.values(row)) if (typeof value === 'string') bytes += 2 * value.length;
+  return bytes;
+}
+
+function entryBytes(entry: Row | Page<Row>): number {
+  const { items } = entry as Page<Row>;
+  if (!Array.isArray(items)) return rowBytes(entry);
+  let bytes = 100;
+  for (const row of items) bytes += rowBytes(row as object);
+  return bytes;
+}
+
+/** Rows by id and whole pages of every store, in one bounded LRU (docs/architecture.md). */
+export class ReadCache {
+  private readonly entries: LRUCache<string, Row | Page<Row>> | undefined;
+
+  constructor(
+    options: ReadCacheOptions,
+    private readonly metrics: Metrics = new Metrics(),
+  ) {
+    if (options.readCacheSize === 0) return;
+    const max = options.readCacheMegabytes * 1024 * 1024;
+    this.entries = boundedLru(options.readCacheSize, {}, { max, of: entryBytes });
+  }
+
+  get<T extends Row | Page<Row>>(kind: 'row' | 'page', key: string): T | undefined {
+    const entry = this.entries?.get(key);
+    this.metrics.readCache(kind, entry !== undefined);
+    return entry as T | undefined;
+  }
+
+  set(key: string, entry: Row | Page<Row>): void {
+    this.entries?.set(key, entry);
+  }
+
+  delete(key: string): void {
+    this.entries?.delete(key);
+  }
+
+  clear(): void {
+    this.entries?.clear();
+  }
+
+  get size(): number {
+    return this.entries?.size ?? 0;
+  }
+
+  get bytes(): number {
+    return this.entries?.calculatedSize ?? 0;
+  }
+}

@@ -1,0 +1,216 @@
+import { Column, DataSource, Entity, ForeignKey, PrimaryGeneratedColumn } from 'typeorm';
+import { dropTestSchemas, postgresTestEnv } from '../../test/support/app';
+import { openEntitiesDatabase, withTempDir } from '../../test/support/entities-database';
+import { describeOnPostgres } from '../../test/support/postgres';
+import { AuditedChange, AuditLog } from '../common/audit-context';
+import { ApiException } from '../common/errors/api-exception';
+import { ChangeEvent, EventOutbox } from '../common/event-outbox';
+import { ResourceStores } from './resource-store';
+import * as rows from './rows';
+import { Transactions, UnitOfWork } from './unit-of-work';
+
+@Entity({ name: 'uow_spec_things' })
+class Thing {
+  @PrimaryGeneratedColumn()
+  id!: number;
+
+  @Column({ type: 'varchar' })
+  name!: string;
+
+  @Column({ type: 'integer' })
+  version!: number;
+}
+
+@Entity({ name: 'uow_spec_notes' })
+class Note {
+  @PrimaryGeneratedColumn()
+  id!: number;
+
+  @Column({ type: 'integer' })
+  @ForeignKey(() => Thing, { onDelete: 'RESTRICT' })
+  thingId!: number;
+}
+
+@Entity({ name: 'uow_spec_audit' })
+class AuditRow {
+  @PrimaryGeneratedColumn()
+  id!: number;
+
+  @Column({ type: 'varchar' })
+  change!: string;
+}
+
+@Entity({ name: 'uow_spec_events' })
+class EventRow {
+  @PrimaryGeneratedColumn()
+  id!: number;
+
+  @Column({ type: 'varchar' })
+  type!: string;
+}
+
+const auditLog: AuditLog = {
+  entity: AuditRow,
+  entry: ({ resource, resourceId, outcome }: AuditedChange) => ({
+    change: `${resource} ${resourceId} ${outcome}`,
+  }),
+};
+
+function outboxOf(committed: () => void): EventOutbox {
+  return {
+    entity: EventRow,
+    lockName: 'uow_spec_events',
+    entry: ({ type }: ChangeEvent) => ({ type }),
+    committed,
+  };
+}
+
+const refused = () => new ApiException('invalid_transition');
+const request = {};
+
+function unitOfWorkSpecs(where: string, env: () => Record<string, string>) {
+  describe(`Transactions and the unit of work (${where})`, () => {
+    let dataSource: DataSource;
+    let transactions: Transactions;
+    let stores: ResourceStores;
+    let committedEvents: number;
+
+    beforeEach(async () => {
+      dataSource = await openEntitiesDatabase([Thing, Note, AuditRow, EventRow], env());
+      committedEvents = 0;
+      transactions = new Transactions(
+        dataSource,
+        auditLog,
+        outboxOf(() => committedEvents++),
+      );
+      stores = new ResourceStores({ readCacheSize: 100, readCacheMegabytes: 1 });
+    });
+
+    afterEach(async () => {
+      jest.restoreAllMocks();
+      await dataSource.destroy();
+    });
+
+    const things = () =>
+      stores.of(dataSource.getRepository(Thing), {
+        mutable: true,
+        events: { type: 'thing', answered: (row) => row },
+      });
+    const notes = () => stores.of(dataSource.getRepository(Note));
+    const create = (name: string, work: UnitOfWork) => things().create({ name, version: 1 }, work);
+    const names = async () =>
+      (await dataSource.getRepository(Thing).find({ order: { id: 'ASC' } })).map((thing) => thing.name);
+    const statuses = (results: PromiseSettledResult<unknown>[]) => results.map((result) => result.status);
+
+    it('commits units that arrive together in one transaction, their audit and events one statement each', async () => {
+      const insertRows = jest.spyOn(rows, 'insertRows');
+      const created = await Promise.all(
+        ['a', 'b', 'c', 'd'].map((name) => transactions.run((work) => create(name, work), request)),
+      );
+
+      expect(created.map((thing) => thing.id)).toEqual([1, 2, 3, 4]);
+      expect(insertRows.mock.calls.map(([, target, inserted]) => [target, inserted.length])).toEqual([
+        [AuditRow, 4],
+        [EventRow, 4],
+      ]);
+      expect(await dataSource.getRepository(AuditRow).count()).toBe(4);
+      expect(committedEvents).toBe(1);
+    });
+
+    it('fails a unit refused before it wrote alone; the others commit in the same transaction', async () => {
+      const insertRows = jest.spyOn(rows, 'insertRows');
+      const results = await Promise.allSettled(
+        ['a', 'b', 'c'].map((name) =>
+          transactions.run(async (work) => {
+            if (name === 'b') throw refused();
+            return create(name, work);
+          }, request),
+        ),
+      );
+
+      expect(statuses(results)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+      expect(await names()).toEqual(['a', 'c']);
+      expect(insertRows).toHaveBeenCalledTimes(2);
+    });
+
+    it('undoes the transaction of a unit that fails after it wrote; the others run again with ids of their own', async () => {
+      let tries = 0;
+      const results = await Promise.allSettled(
+        ['a', 'b', 'c'].map((name) =>
+          transactions.run(async (work) => {
+            if (name === 'a') tries++;
+            const thing = await create(name, work);
+            if (name === 'b') throw refused();
+            return thing;
+          }, request),
+        ),
+      );
+
+      expect(statuses(results)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+      expect((results[1] as PromiseRejectedResult).reason).toMatchObject({ code: 'invalid_transition' });
+      expect(tries).toBe(2);
+      expect(await names()).toEqual(['a', 'c']);
+      expect(await dataSource.getRepository(AuditRow).count()).toBe(2);
+      expect(await dataSource.getRepository(EventRow).count()).toBe(2);
+    });
+
+    it('fails alone a unit whose row breaks a foreign key; the others commit', async () => {
+      const owner = await transactions.run((work) => create('owner', work));
+      const results = await Promise.allSettled(
+        [owner.id, 999, owner.id].map((thingId) =>
+          transactions.run((work) => notes().create({ thingId }, work), request),
+        ),
+      );
+
+      expect(statuses(results)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+      expect(await dataSource.getRepository(Note).count()).toBe(2);
+    });
+
+    it('runs afterCommit once committed, never after a rollback, and drops changed rows either way', async () => {
+      const thing = await transactions.run((work) => create('a', work));
+      await things().get(thing.id);
+      const done: string[] = [];
+
+      await expect(
+        transactions.run(async (work) => {
+          await things().update(thing.id, { name: 'changed' }, () => undefined, work);
+          work.afterCommit(() => done.push('rolled back'));
+          throw new Error('the unit fails after its change');
+        }),
+      ).rejects.toThrow('the unit fails after its change');
+      await transactions.run(async (work) => {
+        await things().update(thing.id, { name: 'b' }, () => undefined, work);
+        work.afterCommit(() => done.push('committed'));
+      });
+
+      expect(done).toEqual(['committed']);
+      expect(await things().get(thing.id)).toEqual({ id: thing.id, name: 'b', version: 2 });
+    });
+
+    it('answers a read at once while a write transaction is open; a read after a change sees it', async () => {
+      const thing = await transactions.run((work) => create('a', work));
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      let changed = false;
+      const writing = transactions.run(async (work) => {
+        await things().update(thing.id, { name: 'b' }, () => undefined, work);
+        await held;
+        changed = true;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+
+      stores.clearCache();
+      expect(await things().get(thing.id)).toEqual(thing);
+      expect(changed).toBe(false);
+      release();
+      await writing;
+      expect(await things().get(thing.id)).toMatchObject({ name: 'b', version: 2 });
+    });
+  });
+}
+
+withTempDir((dir) => unitOfWorkSpecs('SQLite file', () => ({ DATABASE_PATH: `${dir()}/uow.sqlite` })));
+describeOnPostgres('the unit of work on PostgreSQL')('', () => {
+  afterAll(dropTestSchemas);
+  unitOfWorkSpecs('PostgreSQL', postgresTestEnv);
+});
