@@ -148,6 +148,18 @@ function mutableStoreSpecs(where: string, env: () => Record<string, string>) {
       expect(await owners(other).get(created.id)).toEqual(created);
     });
 
+    it('applies racing changes of one row one after another, each with a version of its own', async () => {
+      const created = await newOwner('Ann');
+      await owners(one).get(created.id);
+
+      const changed = await Promise.all(Array.from({ length: 12 }, (_, n) => update(created.id, `Ann ${n}`)));
+
+      expect(changed.map((owner) => owner.version).sort((a, b) => a - b)).toEqual(
+        Array.from({ length: 12 }, (_, n) => n + 2),
+      );
+      expect(await owners(one).get(created.id)).toMatchObject({ version: 13 });
+    });
+
     it('checks a change against the row as it is, not as an older cache holds it', async () => {
       const created = await newOwner('Ann');
       await warm(other, created.id);

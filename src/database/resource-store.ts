@@ -99,15 +99,12 @@ export class ResourceStore<E extends Row> {
   /** Inserts the row in `work`'s transaction; audited and published with it. */
   async create(row: Omit<E, 'id'>, work: UnitOfWork): Promise<E> {
     const names = Object.keys(row);
-    const text = this.text(`insert ${names.join()}`, () => {
+    const head = this.text(`insert ${names.join()}`, () => {
       const columns = names.map((name) => this.shape.column(name)).join(', ');
-      return `INSERT INTO ${this.shape.name} (${columns}) VALUES (${names.map(() => '?').join(', ')}) RETURNING "id"`;
+      return `INSERT INTO ${this.shape.name} (${columns}) VALUES `;
     });
-    // PostgreSQL hands ids out before commit: the lock keeps them visible in order, as on SQLite.
-    await work.inIdOrder(this.table);
     const values = names.map((name) => this.shape.stored(name, (row as Record<string, unknown>)[name]));
-    const [{ id }] = await work.write<{ id: number | string }>(text, values);
-    const created = { id: Number(id), ...row } as E;
+    const created = { id: await work.insert(this.table, head, values), ...row } as E;
     work.audit(this.resource, created.id, 201);
     this.publish(work, 'created', created);
     return created;
@@ -126,9 +123,12 @@ export class ResourceStore<E extends Row> {
   ): Promise<V | null> {
     this.mutableOnly();
     let current = this.cached()?.get<V>('row', this.rowKey(id));
-    for (let fresh = current === undefined; ; fresh = true) {
+    for (let fresh = current === undefined, tried = 0; ; fresh = true) {
       if (fresh) current = (await this.locked(id, work)) ?? undefined;
       if (!current) return null;
+      // Another unit of the transaction may change it between the read and the write; never the same version twice.
+      if (current.version <= tried)
+        throw new Error(`${this.table} ${id} stays at version ${current.version}`);
       try {
         check(current);
       } catch (refusal) {
@@ -154,7 +154,7 @@ export class ResourceStore<E extends Row> {
         this.publish(work, 'updated', updated, current);
         return updated;
       }
-      if (fresh) throw new Error(`${this.table} ${id} changed under its lock`);
+      if (fresh) tried = current.version;
     }
   }
 

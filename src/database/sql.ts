@@ -11,11 +11,9 @@ export interface Sql {
 
 type Done = (error: Error | null, rows?: unknown) => void;
 
-/** What node-sqlite3 gives: a connection's `prepare`, or (no statements kept) its `all` and `run`. */
+/** What node-sqlite3 gives: a connection's `prepare`. */
 export interface Sqlite3Handle {
   prepare(text: string, done: (error: Error | null) => void): Sqlite3Statement;
-  all(text: string, params: unknown[], done: Done): unknown;
-  run(text: string, params: unknown[], done: Done): unknown;
 }
 
 interface Sqlite3Statement {
@@ -24,22 +22,28 @@ interface Sqlite3Statement {
   finalize(done: () => void): unknown;
 }
 
-/** Kept per connection; past this many texts the oldest is finalized (a module's patches vary their SET). */
-const KEPT_STATEMENTS = 500;
+/** One text's statements: node-sqlite3 runs a statement's calls one after another, each after a turn of the event loop. */
+interface Kept {
+  idle: Sqlite3Statement[];
+  count: number;
+  waiting: Array<(statement: Sqlite3Statement) => void>;
+  dropped: boolean;
+}
+
+/** Statements of one text at most: as many calls of it run at once. */
+const STATEMENTS_PER_TEXT = 8;
+/** Texts kept per connection; past this many the oldest goes (a module's patches vary their SET). */
+const KEPT_TEXTS = 300;
 
 /**
  * On SQLite. `all` steps a statement to its end, so none keeps a read transaction (and an old
- * snapshot) open as `get` would. `prepared: false` sends each text through the connection's own
- * `all`/`run`, which an in-memory database's gate can hold back.
+ * snapshot) open as `get` would.
  */
 export class SqliteStatements implements Sql {
   readonly postgres = false;
-  private readonly kept = new Map<string, Promise<Sqlite3Statement>>();
+  private readonly kept = new Map<string, Kept>();
 
-  constructor(
-    private readonly handle: Sqlite3Handle,
-    private readonly prepared = true,
-  ) {}
+  constructor(private readonly handle: Sqlite3Handle) {}
 
   rows<T>(text: string, params: readonly unknown[]): Promise<T[]> {
     return this.send('all', text, params) as Promise<T[]>;
@@ -51,42 +55,67 @@ export class SqliteStatements implements Sql {
 
   private async send(kind: 'all' | 'run', text: string, params: readonly unknown[]): Promise<unknown> {
     try {
-      const statement = this.prepared ? await this.statement(text) : undefined;
-      return await new Promise((resolve, reject) => {
-        const done = function (this: { changes?: number }, error: Error | null, rows?: unknown) {
-          if (error) reject(error);
-          else resolve(kind === 'all' ? rows : this.changes);
-        };
-        if (statement) statement[kind]([...params], done);
-        else this.handle[kind](text, [...params], done);
-      });
+      const kept = this.keptOf(text);
+      const statement = await this.take(kept, text);
+      try {
+        return await new Promise((resolve, reject) => {
+          statement[kind]([...params], function (this: { changes?: number }, error, rows) {
+            if (error) reject(error);
+            else resolve(kind === 'all' ? rows : this.changes);
+          });
+        });
+      } finally {
+        this.give(kept, statement);
+      }
     } catch (error) {
       throw traced(error);
     }
   }
 
-  /** node-sqlite3 never answers a call on a statement whose preparation failed: that one is not kept. */
-  private statement(text: string): Promise<Sqlite3Statement> {
-    let statement = this.kept.get(text);
-    if (statement) return statement;
-    statement = new Promise((resolve, reject) => {
-      const prepared = this.handle.prepare(text, (error) => (error ? reject(error) : resolve(prepared)));
-    });
-    statement.catch(() => this.kept.delete(text));
-    this.kept.set(text, statement);
-    if (this.kept.size > KEPT_STATEMENTS) {
-      const [oldest, old] = this.kept.entries().next().value!;
-      this.kept.delete(oldest);
-      void finalize(old);
+  private keptOf(text: string): Kept {
+    let kept = this.kept.get(text);
+    if (!kept) {
+      this.kept.set(text, (kept = { idle: [], count: 0, waiting: [], dropped: false }));
+      if (this.kept.size > KEPT_TEXTS) {
+        const [oldest, old] = this.kept.entries().next().value!;
+        this.kept.delete(oldest);
+        old.dropped = true;
+        for (const statement of old.idle.splice(0)) statement.finalize(() => undefined);
+      }
     }
-    return statement;
+    return kept;
   }
 
-  /** A connection closes only once its statements are finalized. */
+  /** node-sqlite3 never answers a call on a statement whose preparation failed: that one is not kept. */
+  private take(kept: Kept, text: string): Promise<Sqlite3Statement> {
+    const idle = kept.idle.pop();
+    if (idle) return Promise.resolve(idle);
+    if (kept.count >= STATEMENTS_PER_TEXT) return new Promise((resolve) => kept.waiting.push(resolve));
+    kept.count++;
+    return new Promise((resolve, reject) => {
+      const statement = this.handle.prepare(text, (error) => {
+        if (!error) return resolve(statement);
+        kept.count--;
+        reject(error);
+      });
+    });
+  }
+
+  private give(kept: Kept, statement: Sqlite3Statement): void {
+    const next = kept.waiting.shift();
+    if (next) next(statement);
+    else if (kept.dropped) statement.finalize(() => undefined);
+    else kept.idle.push(statement);
+  }
+
+  /** A connection closes only once its statements are finalized; calls under way finish first. */
   async finalize(): Promise<void> {
-    const statements = [...this.kept.values()];
+    const statements = [...this.kept.values()].flatMap((kept) => {
+      kept.dropped = true;
+      return kept.idle.splice(0);
+    });
     this.kept.clear();
-    await Promise.all(statements.map(finalize));
+    await Promise.all(statements.map((statement) => new Promise<void>((done) => statement.finalize(done))));
   }
 }
 
@@ -98,12 +127,6 @@ function traced(error: unknown): unknown {
   if (isNativeError(error)) Error.captureStackTrace(error, traced);
   return error;
 }
-
-const finalize = (statement: Promise<Sqlite3Statement>) =>
-  statement.then(
-    (prepared) => new Promise<void>((done) => prepared.finalize(done)),
-    () => undefined,
-  );
 
 export interface PgQueryable {
   query(config: { name: string; text: string; values: unknown[] }): Promise<{

@@ -1,0 +1,183 @@
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, QueryRunner } from 'typeorm';
+import type { SqliteDriver } from 'typeorm/driver/sqlite/SqliteDriver';
+import { SqliteQueryRunner } from 'typeorm/driver/sqlite/SqliteQueryRunner';
+import { AUDIT_LOG, AuditLog } from '../common/audit-context';
+import { EVENT_OUTBOX, EventOutbox } from '../common/event-outbox';
+import { Connections } from './connections';
+import { GroupCommit, Settled } from './group-commit';
+import { databaseOutageCause } from './outage';
+import { insertRows } from './rows';
+import { PgQueryable, PostgresStatements, Sql } from './sql';
+import { Transaction } from './transaction';
+import { UnitOfWork } from './unit-of-work';
+
+type Work<R> = (work: UnitOfWork) => Promise<R>;
+
+interface Member {
+  work: Work<unknown>;
+  request?: object;
+}
+
+/** The units' results; `undone`: units whose failure undid the transaction (final), the rest run again. */
+interface Attempt {
+  results: Settled<unknown>[];
+  undone?: number[];
+}
+
+const DEADLOCK = /^(40P01|40001)$/;
+const isDeadlock = (error: unknown) =>
+  DEADLOCK.test(
+    String(
+      (error as { driverError?: { code?: unknown } }).driverError?.code ?? (error as { code?: unknown }).code,
+    ),
+  );
+/** An error that ends the attempt for every unit: the database is away, or PostgreSQL broke a deadlock. */
+const endsAttempt = (error: unknown) => databaseOutageCause(error) !== undefined || isDeadlock(error);
+
+/** The one place a transaction begins: units of work that arrive together commit together. */
+@Injectable()
+export class Transactions {
+  /** PostgreSQL: tells other instances which rows changed, in the transaction (change-notices.ts). */
+  tell?: (sql: Sql, changed: ReadonlyMap<string, readonly number[]>) => Promise<unknown>;
+  private readonly groups = new GroupCommit<Member, unknown>((members) => this.commit(members));
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Optional() @Inject(AUDIT_LOG) private readonly auditLog?: AuditLog,
+    @Optional() @Inject(EVENT_OUTBOX) private readonly outbox?: EventOutbox,
+  ) {}
+
+  /**
+   * `work` in a transaction, for an API `request` (its changes are audited); resolves once that
+   * has committed. Inside `work`, pass its unit of work on; never call `run` again.
+   */
+  run<R>(work: Work<R>, request?: object): Promise<R> {
+    return this.groups.add({ work, request }) as Promise<R>;
+  }
+
+  private async commit(members: Member[]): Promise<Settled<unknown>[]> {
+    const settled: Settled<unknown>[] = [];
+    let left = members.map((_, index) => index);
+    for (let deadlocks = 0; left.length > 0;) {
+      let attempt: Attempt;
+      try {
+        attempt = await this.attempt(left.map((index) => members[index]));
+      } catch (error) {
+        if (isDeadlock(error) && ++deadlocks < 3) continue;
+        for (const index of left) settled[index] = { ok: false, error };
+        break;
+      }
+      const { results, undone } = attempt;
+      if (undone === undefined) {
+        left.forEach((index, at) => (settled[index] = results[at]));
+        break;
+      }
+      for (const at of undone) settled[left[at]] = results[at];
+      left = left.filter((_, at) => !undone.includes(at));
+    }
+    return settled;
+  }
+
+  private attempt(members: Member[]): Promise<Attempt> {
+    const connections = Connections.of(this.dataSource);
+    const { sqlite } = connections;
+    return connections.retryUnlessCommitted((reachedCommit) =>
+      sqlite
+        ? sqlite.gate.exclusive(() => this.transaction(members, reachedCommit))
+        : this.transaction(members, reachedCommit),
+    );
+  }
+
+  private async transaction(members: Member[], reachedCommit: () => void): Promise<Attempt> {
+    const { sqlite } = Connections.of(this.dataSource);
+    const runner = sqlite
+      ? this.sqliteRunner(sqlite.gate.inside)
+      : this.dataSource.createQueryRunner('master');
+    const sql = sqlite ? sqlite.statements : new PostgresStatements((await runner.connect()) as PgQueryable);
+    const transaction = new Transaction(runner.manager, sql);
+    const units = members.map(
+      ({ request }) => new UnitOfWork(transaction, request, this.auditLog, this.outbox),
+    );
+    let committed = false;
+    try {
+      if (sqlite) {
+        // IMMEDIATE: the write lock from the start, so that a read in it is never a snapshot another process overtook.
+        await runner.query('BEGIN IMMEDIATE');
+        Object.assign(runner, { isTransactionActive: true, transactionDepth: 1 });
+      } else await runner.startTransaction();
+      const attempt = sqlite ? await together(members, units) : await inTurn(members, units);
+      if (attempt.undone) {
+        await runner.rollbackTransaction();
+        return attempt;
+      }
+      await this.flush(transaction);
+      reachedCommit();
+      await runner.commitTransaction();
+      committed = true;
+      return attempt;
+    } catch (error) {
+      // SQLite: also after a failed COMMIT, so that the connection never stays inside a transaction.
+      if (sqlite) await runner.query('ROLLBACK').catch(() => undefined);
+      else if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
+      throw error;
+    } finally {
+      transaction.ended(committed);
+      await runner.release();
+    }
+  }
+
+  /** What the units gathered: audit events, the changed rows' notices, events last (under their lock). */
+  private async flush(transaction: Transaction): Promise<void> {
+    const { audit, events, changed, manager } = transaction;
+    if (audit.length > 0) await insertRows(manager, this.auditLog!.entity, audit);
+    if (changed.size > 0 && this.tell)
+      await this.tell(transaction.sql, new Map([...changed].map(([table, { ids }]) => [table, ids])));
+    if (events.length > 0) {
+      await transaction.lock(this.outbox!.lockName);
+      await insertRows(manager, this.outbox!.entity, events);
+      transaction.committed.push(() => this.outbox!.committed());
+    }
+  }
+
+  /** Its own runner over the gate's inside handle: TypeORM's one SQLite runner is what the gate holds. */
+  private sqliteRunner(inside: unknown): QueryRunner {
+    const runner = new SqliteQueryRunner(this.dataSource.driver as SqliteDriver);
+    runner.connect = () => Promise.resolve(inside);
+    return Object.assign(runner, { manager: this.dataSource.createEntityManager(runner) });
+  }
+}
+
+/**
+ * SQLite: the units run at once, so that their statements share turns of the event loop (and
+ * their inserts statements). A failed statement undoes only itself there; the units that failed
+ * after writing are final, the others run again.
+ */
+async function together(members: Member[], units: UnitOfWork[]): Promise<Attempt> {
+  const outcomes = await Promise.allSettled(members.map(({ work }, index) => work(units[index])));
+  const ended = outcomes.find((outcome) => outcome.status === 'rejected' && endsAttempt(outcome.reason));
+  if (ended) throw (ended as PromiseRejectedResult).reason;
+  const results = outcomes.map((outcome): Settled<unknown> =>
+    outcome.status === 'fulfilled'
+      ? { ok: true, value: outcome.value }
+      : { ok: false, error: outcome.reason },
+  );
+  const undone = results.flatMap((result, index) => (!result.ok && units[index].wrote ? [index] : []));
+  return undone.length > 0 ? { results, undone } : { results };
+}
+
+/** PostgreSQL, where a failed statement ends the transaction: one unit after another, up to one that fails after writing. */
+async function inTurn(members: Member[], units: UnitOfWork[]): Promise<Attempt> {
+  const results: Settled<unknown>[] = [];
+  for (const [index, { work }] of members.entries()) {
+    try {
+      results.push({ ok: true, value: await work(units[index]) });
+    } catch (error) {
+      if (endsAttempt(error)) throw error;
+      results.push({ ok: false, error });
+      if (units[index].wrote) return { results, undone: [index] };
+    }
+  }
+  return { results };
+}
