@@ -16,8 +16,17 @@ export function withErrorTable(markdown: string): string {
   return markdown.replace(GENERATED_DOCS_TEXT, `$1\n${errorCatalogueTable()}\n\n$2`);
 }
 
+const USAGE = `usage: npm run openapi:export
+Builds, then writes the OpenAPI document the app serves (default configuration) to openapi.yaml
+and the error catalogue's table to docs/api.md.`;
+
 /** `npm run openapi:export`: the served document to openapi.yaml, the error catalogue to the docs' table. */
-async function exportOpenApi(): Promise<void> {
+async function exportOpenApi(args: string[]): Promise<void> {
+  if (args.includes('--help') || args.includes('-h')) {
+    console.log(USAGE);
+    return;
+  }
+  if (args.length > 0) throw new Error(`takes no arguments (got ${args.join(' ')})\n${USAGE}`);
   const app = await createApp(loadConfig({ DATABASE_PATH: ':memory:', LOG_LEVEL: 'warn' }));
   try {
     await app.listen(0, '127.0.0.1');
@@ -32,7 +41,7 @@ async function exportOpenApi(): Promise<void> {
 }
 
 if (require.main === module)
-  exportOpenApi().catch((error: unknown) => {
+  exportOpenApi(process.argv.slice(2)).catch((error: unknown) => {
     console.error(`openapi:export failed: ${error instanceof Error ? error.message : String(error)}`);
     process.exit(1);
   });

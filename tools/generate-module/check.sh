@@ -9,6 +9,14 @@
 # unit and e2e tests, the suites that must accept new modules without edits, and the migration
 # check; on PostgreSQL too when TEST_DATABASE_URL is set.
 set -euo pipefail
+case "${1:-}" in -h | --help)
+  echo 'usage: npm run test:generator [-- [--update-pets] [<jest options>]]'
+  echo 'Generates modules with every option in a temporary copy of this tree, then type-checks, lints'
+  echo 'and runs their tests; --update-pets rewrites tools/generate-module/pets.diff and'
+  echo 'test/pets.e2e-spec.ts. With TEST_DATABASE_URL (a PostgreSQL server), also on PostgreSQL.'
+  exit 0
+  ;;
+esac
 update_pets=false
 if [ "${1:-}" = --update-pets ]; then update_pets=true; shift; fi
 # PostgreSQL only for the last step: everything before runs on SQLite.
