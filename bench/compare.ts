@@ -44,6 +44,10 @@ interface Run {
   errors: number;
 }
 
+const USAGE = `usage: npm run bench:compare -- A B [options]   A, B: entry points (dist/main.js) or git refs
+  --scenarios ${SCENARIOS.map((scenario) => scenario.name).join(',')} (all)  --rounds N (8)  --duration S (3)
+  --connections N (32)  --seed N (1000)  --a-flags "node flags"  --b-flags "..."  --webhook`;
+
 function parse(argv: string[]) {
   const positional: string[] = [];
   const named: Record<string, string> = {};
@@ -52,8 +56,7 @@ function parse(argv: string[]) {
     else if (argv[i].startsWith('--')) named[argv[i].slice(2)] = argv[++i] ?? '';
     else positional.push(argv[i]);
   }
-  if (positional.length !== 2)
-    throw new Error('usage: compare.ts ENTRY_A ENTRY_B [--scenarios list,get] [--rounds 8]');
+  if (positional.length !== 2) throw new Error(USAGE);
   const number = (name: string, fallback: number) =>
     named[name] === undefined ? fallback : Number(named[name]);
   const sides: Side[] = positional.map((entry, index) => ({
@@ -103,7 +106,12 @@ function removeWorktrees(dir: string): void {
 }
 
 async function main(): Promise<void> {
-  const options = parse(process.argv.slice(2));
+  const args = process.argv.slice(2);
+  if (args.includes('--help') || args.includes('-h')) {
+    console.log(USAGE);
+    return;
+  }
+  const options = parse(args);
   const pin = canPin();
   const dir = mkdtempSync(join(tmpdir(), 'petstore-compare-'));
   const servers: Server[] = [];

@@ -159,8 +159,19 @@ async function topUp(databasePath: string, total: number): Promise<number> {
   return Math.max(count, total);
 }
 
+const USAGE = `usage: npm run bench -- [options]   (builds, then measures dist/main.js; bench/README.md)
+  --duration S (10)  --warmup S (3)  --connections N (32)  --seed N (10000)
+  --scenarios ${SCENARIOS.map((scenario) => scenario.name).join(',')} (all)  --startup-rows N (100000; 0 skips)
+  --json FILE  --entry FILE  --profile DIR  --floor DIR|none  --floor-untuned  --webhook
+  --generated NAME [--rounds N (3)]   a generated module against pets instead`;
+
 async function main(): Promise<void> {
-  const options = parseOptions(process.argv.slice(2));
+  const args = process.argv.slice(2);
+  if (args.includes('--help') || args.includes('-h')) {
+    console.log(USAGE);
+    return;
+  }
+  const options = parseOptions(args);
   if (options.generated !== undefined) {
     return compareGeneratedModule(options.generated, options);
   }

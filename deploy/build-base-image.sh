@@ -12,6 +12,13 @@
 # machine uses for bookworm, else debootstrap's default. DOCKER names the docker client to use.
 set -euo pipefail
 docker="${DOCKER:-docker}"
+case "${1:-}" in -h | --help)
+  echo "usage: sudo deploy/build-base-image.sh [TAG]   (default TAG: node:<this machine's node major>-bookworm-slim)"
+  echo 'Builds a stand-in for the official node image from Debian with debootstrap and this node, and'
+  echo 'imports it into the local Docker engine (needs root, debootstrap and a running engine).'
+  exit 0
+  ;;
+esac
 
 die() {
   echo "build-base-image: $*" >&2

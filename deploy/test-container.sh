@@ -18,6 +18,13 @@ base_image="node:20-bookworm-slim"
 size_limit=250000000 # bytes, as `docker image inspect` counts them
 ca_bundle="${CA_BUNDLE:-/etc/ssl/certs/ca-certificates.crt}"
 json_out=""
+case "${1:-}" in -h | --help)
+  echo 'usage: sudo deploy/test-container.sh [--json FILE]   (npm run test:container)'
+  echo 'Builds the image from the Dockerfile and runs it, as CI does (installs Docker when missing);'
+  echo '--json FILE writes the counts in Jest'"'"'s format.'
+  exit 0
+  ;;
+esac
 if [ "${1:-}" = "--json" ]; then json_out="${2:?--json needs a file}"; fi
 
 t0=$(date +%s)

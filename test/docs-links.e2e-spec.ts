@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { GENERATED_DOCS_TEXT } from '../src/cli/openapi-export';
 
 /**
  * The documentation works in a standalone clone: every relative link and anchor resolves to a
@@ -9,7 +10,7 @@ import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 
 const ROOT = resolve(__dirname, '..');
 const README_MAX_BYTES = 8192;
-/** docs/: every page short enough to read at once, and the whole within reach. */
+/** docs/: every page short enough to read at once, and the whole within reach (hand-written text). */
 const PAGE_MAX_BYTES = 20 * 1024;
 const DOCS_MAX_BYTES = 125 * 1024;
 /** A path of the repository written in backticks: `src/pets/pets.service.ts`, `test/support/`. */
@@ -26,6 +27,13 @@ function markdownUnder(folder: string): string[] {
 const DOCUMENTS = ['README.md', 'CONTRIBUTING.md', 'CHANGELOG.md', ...markdownUnder('docs')].sort();
 
 const read = (path: string): string => readFileSync(join(ROOT, path), 'utf8');
+
+/**
+ * What people wrote: the text `npm run openapi:export` generates (the error table, a row longer
+ * with each code a module declares) is not counted, so that generating a module cannot break the budget.
+ */
+const handWrittenBytes = (markdown: string): number =>
+  Buffer.byteLength(markdown.replace(GENERATED_DOCS_TEXT, ''));
 
 /** The text outside fenced code blocks, line by line (fenced lines become empty). */
 function proseLines(markdown: string): string[] {
@@ -164,9 +172,9 @@ describe('documentation', () => {
     expect(missing).toEqual([]);
   });
 
-  it(`docs/ holds at most ${DOCS_MAX_BYTES / 1024} KB, no page over ${PAGE_MAX_BYTES / 1024} KB`, () => {
+  it(`docs/ holds at most ${DOCS_MAX_BYTES / 1024} KB, no page over ${PAGE_MAX_BYTES / 1024} KB, of hand-written text`, () => {
     const pages = DOCUMENTS.filter((doc) => /^docs\/[^/]+\.md$/.test(doc));
-    const sizes = pages.map((page) => ({ page, bytes: statSync(join(ROOT, page)).size }));
+    const sizes = pages.map((page) => ({ page, bytes: handWrittenBytes(read(page)) }));
     expect(sizes.filter(({ bytes }) => bytes > PAGE_MAX_BYTES)).toEqual([]);
     expect(sizes.reduce((sum, { bytes }) => sum + bytes, 0)).toBeLessThanOrEqual(DOCS_MAX_BYTES);
   });
@@ -215,6 +223,16 @@ describe('the link checker', () => {
     expect(check('file:///etc/passwd')).toMatch(/only http/);
     expect(check('http://localhost:3000/docs')).toMatch(/not a public site/);
     expect(check('../node_modules/typeorm/package.json')).toMatch(/generated or ignored/);
+  });
+
+  it('counts no generated text against the size budget: more error codes leave it as it was', () => {
+    const api = read('docs/api.md');
+    const row = '| 422 | `unknown_store_order` | `storeOrderId` names no store order |\n';
+    const grown = api.replace('| 500 | `internal_error`', `${row.repeat(1000)}| 500 | \`internal_error\``);
+
+    expect(Buffer.byteLength(grown)).toBeGreaterThan(Buffer.byteLength(api) + 50_000);
+    expect(handWrittenBytes(grown)).toBe(handWrittenBytes(api));
+    expect(handWrittenBytes(api)).toBeLessThan(Buffer.byteLength(api) - 2000);
   });
 
   it('finds links outside code only', () => {

@@ -2,6 +2,8 @@ import { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
 import type { App } from 'supertest/types';
 import { DataSource } from 'typeorm';
+import { PRIVATE_WEBHOOKS, reportStart, TRUST_ANY_PROXY } from '../src/app/startup-report';
+import { loadConfig } from '../src/config/app-config';
 import { AUTH, startApp, TEST_KEY } from './support/app';
 import { captureLogs, CapturedLogs, LogLine } from './support/logs';
 import { exchange, listenWithTimeouts } from './support/raw-http';
@@ -25,6 +27,24 @@ describe('Request logs (e2e, captured output)', () => {
 
   /** The lines written while handling the request with this id. */
   const linesOf = (id: string): LogLine[] => logs.lines().filter((line) => line.reqId === id);
+
+  it('warns at start of each switch that lowers a guard: TRUST_PROXY=true, WEBHOOK_ALLOW_PRIVATE_NETWORKS=true', async () => {
+    const env = {
+      NODE_ENV: 'production',
+      DATABASE_PATH: ':memory:',
+      TRUST_PROXY: 'true',
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+    };
+    await boot(env);
+    await app.listen(0, '127.0.0.1');
+    reportStart(app, loadConfig({ API_KEYS: TEST_KEY, RATE_LIMIT_ENABLED: 'false', ...env }));
+
+    const warnings = logs.lines().filter((line) => line.level === 'warn');
+    expect(warnings.map((line) => line.msg)).toStrictEqual([TRUST_ANY_PROXY, PRIVATE_WEBHOOKS]);
+    expect(warnings[1].msg).toMatch(
+      /^WEBHOOK_ALLOW_PRIVATE_NETWORKS=true lets webhook endpoints be loopback/,
+    );
+  });
 
   it('writes one JSON line per request: method, route, url, status, duration and the request id', async () => {
     await boot();

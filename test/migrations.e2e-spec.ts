@@ -18,7 +18,7 @@ const ALL_ENTITIES = entitiesOf(SCHEMAS);
 const ALL_MIGRATIONS = migrationsOf(SCHEMAS);
 const run = promisify(execFile);
 
-/** SQLite, or the PostgreSQL server of TEST_DATABASE_URL: the check makes its own scratch database. */
+/** SQLite, or this run's database on the server of TEST_DATABASE_URL: the check makes its own scratch schema. */
 const database = TEST_DATABASE_URL ? 'PostgreSQL' : 'SQLite';
 const config = loadConfig(
   TEST_DATABASE_URL ? { DATABASE_URL: TEST_DATABASE_URL } : { DATABASE_PATH: ':memory:' },

@@ -1,6 +1,7 @@
 import { Client } from 'pg';
 import request from 'supertest';
 import type { App } from 'supertest/types';
+import { DataSource } from 'typeorm';
 import { VERIFY_CACHE_MS } from '../src/auth/api-keys.service';
 import { AUTH, postgresTestEnv, startApp, TEST_KEY } from './support/app';
 import { apikey } from './support/apikey';
@@ -8,10 +9,26 @@ import { describeOnPostgres, postgresUrl } from './support/postgres';
 import { RunningService, spawnService, stopService } from './support/process';
 
 // These need a real PostgreSQL server: TEST_DATABASE_URL's, or else the default one
-// (postgres://postgres@127.0.0.1:5432/test) when it answers; without one they are skipped.
+// (postgres://postgres@127.0.0.1:5432/postgres) when it answers; without one they are skipped.
+// They work in a database the run made on it (test/support/postgres.ts).
 const describeWithPostgres = describeOnPostgres('the PostgreSQL tests');
 
 describeWithPostgres('PostgreSQL (real server)', () => {
+  it('is a database this run made for itself, which every test app of the run uses', async () => {
+    const admin = new Client({ connectionString: postgresUrl() });
+    await admin.connect();
+    try {
+      const { rows } = await admin.query<{ name: string }>('SELECT current_database() AS name');
+      expect(rows[0].name).toMatch(/^petstore_test_\d+_[0-9a-f]{8}$/);
+      const app = await startApp(postgresTestEnv());
+      const used = await app.get(DataSource).query('SELECT current_database() AS name');
+      await app.close();
+      expect(used).toEqual(rows);
+    } finally {
+      await admin.end();
+    }
+  });
+
   it('keeps data across a restart, with ids and categoryIds as exact JSON integers', async () => {
     const database = postgresTestEnv();
     const first = await startApp(database);
@@ -199,7 +216,7 @@ describeWithPostgres(
         for (let round = 0; round < 3; round++) {
           await send(b, path);
           await admin.query(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'petstore-change-notices'",
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'petstore-change-notices' AND datname = current_database()",
           );
           const patched = await send(a, path, {
             method: 'PATCH',

@@ -17,6 +17,11 @@ export const TRUST_ANY_PROXY =
   'choose the address its limits count against: name the proxy instead (TRUST_PROXY=loopback, ' +
   'a subnet such as 10.0.0.0/8, or the number of proxy hops)';
 
+export const PRIVATE_WEBHOOKS =
+  'WEBHOOK_ALLOW_PRIVATE_NETWORKS=true lets webhook endpoints be loopback, private, link-local and ' +
+  'cloud metadata addresses, so a key with webhooks:manage can make the service call inside your ' +
+  'network: keep it to tests and internal networks';
+
 /** Where the service listens (the address bound) and how to use it: a banner, or in production one log line. */
 export function reportStart(app: NestExpressApplication, config: AppConfig): void {
   const { address, port } = app.getHttpServer().address() as AddressInfo;
@@ -34,6 +39,7 @@ export function reportStart(app: NestExpressApplication, config: AppConfig): voi
   };
   const logger = app.get<PinoLogger>(ROOT_LOGGER);
   if (config.http.trustProxy === true) logger.warn(TRUST_ANY_PROXY);
+  if (config.events.allowPrivateNetworks) logger.warn(PRIVATE_WEBHOOKS);
   if (config.rateLimit.enabled && config.rateLimit.redisUrl === null && config.database.url !== null) {
     logger.warn('REDIS_URL is not set: rate limits are counted per instance, not shared');
   }

@@ -147,9 +147,10 @@ export async function apiKeyCli(
 ): Promise<number> {
   const init = argv.includes('--init');
   const [command, ...args] = argv.filter((arg) => arg !== '--init');
-  if (command === undefined || command === '--help' || command === 'help') {
-    (command === undefined ? io.err : io.out)(USAGE);
-    return command === undefined ? EXIT_USAGE : EXIT_OK;
+  const help = command === 'help' || argv.some((arg) => arg === '--help' || arg === '-h');
+  if (command === undefined || help) {
+    (help ? io.out : io.err)(USAGE);
+    return help ? EXIT_OK : EXIT_USAGE;
   }
   if (database.url === null && database.path === ':memory:') {
     io.err('apikey: DATABASE_PATH is :memory:, so there are no stored keys to manage');

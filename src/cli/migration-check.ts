@@ -39,8 +39,22 @@ export async function schemaDrift(
   }
 }
 
+const USAGE = `usage: npm run migration:check
+Runs every migration on a scratch database (SQLite in memory; with DATABASE_URL, a schema of its
+own in that database, dropped afterwards) and prints the SQL the entities would still need.
+Exit 0 when there is none, 1 when there is, 2 when it cannot tell. The database is the service's
+(DATABASE_PATH or DATABASE_URL, .env included).`;
+
 /** `npm run migration:check`: exit 0 when entities and migrations agree, 1 when not, 2 when it cannot tell. */
-async function main(): Promise<number> {
+async function main(args: string[]): Promise<number> {
+  if (args.includes('--help') || args.includes('-h')) {
+    console.log(USAGE);
+    return 0;
+  }
+  if (args.length > 0) {
+    console.error(`migration:check: takes no arguments (got ${args.join(' ')})\n${USAGE}`);
+    return 2;
+  }
   const { database } = configFromEnvironment('migration:check');
   const kind = database.url === null ? 'SQLite' : 'PostgreSQL';
   const drift = await schemaDrift(database);
@@ -62,7 +76,7 @@ async function main(): Promise<number> {
 }
 
 if (require.main === module) {
-  main().then(
+  main(process.argv.slice(2)).then(
     (status) => process.exit(status),
     (error: unknown) => {
       console.error(`migration:check: failed: ${error instanceof Error ? error.message : String(error)}`);

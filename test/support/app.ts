@@ -7,16 +7,19 @@ import { Client } from 'pg';
 import type { App } from 'supertest/types';
 import { loadConfig } from '../../src/config/app-config';
 import { createApp, CreateAppOptions } from '../../src/app/setup-app';
-import { postgresUrl } from './postgres';
+import { postgresUrl, suiteDatabaseUrl } from './postgres';
 
 export const TEST_KEY = 'test-key-0123456789abcdef';
 export const AUTH = { Authorization: `Bearer ${TEST_KEY}` };
 
-/** Set (e.g. by .ci/run) to run the e2e suite on a real PostgreSQL server instead of SQLite. */
-export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || undefined;
+/**
+ * With TEST_DATABASE_URL set (e.g. by .ci/run) to a PostgreSQL server, the e2e suite runs there
+ * instead of on SQLite: this is then the database this run made on it (test/support/postgres.ts).
+ */
+export const TEST_DATABASE_URL = suiteDatabaseUrl();
 const schemas: Array<{ url: string; schema: string }> = [];
 
-/** A fresh schema on this PostgreSQL server for one test app, dropped after the file's tests. */
+/** A fresh schema in this PostgreSQL database for one test app, dropped after the file's tests. */
 export function postgresSchemaEnv(url: string): Record<string, string> {
   const schema = `test_${process.pid}_${randomBytes(4).toString('hex')}`;
   schemas.push({ url, schema });
@@ -24,8 +27,8 @@ export function postgresSchemaEnv(url: string): Record<string, string> {
 }
 
 /**
- * A fresh schema on the PostgreSQL server of this run (TEST_DATABASE_URL or the default server,
- * see test/support/postgres.ts), for the tests that need PostgreSQL itself.
+ * A fresh schema in the PostgreSQL database of this run (on TEST_DATABASE_URL's server or the
+ * default one, see test/support/postgres.ts), for the tests that need PostgreSQL itself.
  */
 export function postgresTestEnv(): Record<string, string> {
   const url = postgresUrl();

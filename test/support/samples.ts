@@ -3,8 +3,10 @@ import { committedDocument } from './openapi';
 
 /**
  * A valid body of a schema of the committed openapi.yaml (`NewPet`), made of the examples of its
- * required properties (an enum's first value where there is none): how a test makes a record of
- * another module without knowing its fields.
+ * required properties (an enum's first value where there is none), and its `status` where it has
+ * one: the first of its lifecycle (pets: `available`), so that a record made for another module is
+ * one a rule of that module may ask for. How a test makes a record of another module without
+ * knowing its fields.
  */
 export async function sampleBody(schemaName: string): Promise<Record<string, unknown>> {
   const schemas = (await committedDocument()).components?.schemas ?? {};
@@ -15,8 +17,9 @@ export async function sampleBody(schemaName: string): Promise<Record<string, unk
   };
   const schema = resolve({ $ref: `#/components/schemas/${schemaName}` });
   if (!schema?.properties) throw new Error(`openapi.yaml has no object schema ${schemaName}`);
+  const status = schema.properties.status && !schema.required?.includes('status') ? ['status'] : [];
   return Object.fromEntries(
-    (schema.required ?? []).map((name) => {
+    [...(schema.required ?? []), ...status].map((name) => {
       const property = schema.properties![name];
       const value =
         (property as SchemaObject).example ?? resolve(property).example ?? resolve(property).enum?.[0];

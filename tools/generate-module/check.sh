@@ -7,8 +7,17 @@
 # `owners` module with update and delete, and `store-orders` referring to pets and to owners with
 # every operation and a lifecycle of its own; type-checks, builds, lints and runs the new modules'
 # unit and e2e tests, the suites that must accept new modules without edits, and the migration
-# check; on PostgreSQL too when TEST_DATABASE_URL is set.
+# check; on PostgreSQL too when TEST_DATABASE_URL names a server (the tests make a database of
+# their own on it).
 set -euo pipefail
+case "${1:-}" in -h | --help)
+  echo 'usage: npm run test:generator [-- [--update-pets] [<jest options>]]'
+  echo 'Generates modules with every option in a temporary copy of this tree, then type-checks, lints'
+  echo 'and runs their tests; --update-pets rewrites tools/generate-module/pets.diff and'
+  echo 'test/pets.e2e-spec.ts. With TEST_DATABASE_URL (a PostgreSQL server), also on PostgreSQL.'
+  exit 0
+  ;;
+esac
 update_pets=false
 if [ "${1:-}" = --update-pets ]; then update_pets=true; shift; fi
 # PostgreSQL only for the last step: everything before runs on SQLite.
@@ -78,9 +87,9 @@ for module in "${modules[@]}"; do specs+=("src/$module" "test/$module.e2e-spec.t
 npx jest --ci "${specs[@]}" src/database src/app/app.module.spec.ts test/error-catalogue.e2e-spec.ts \
   test/openapi.e2e-spec.ts test/contract.e2e-spec.ts test/swagger-ui.e2e-spec.ts test/migrations.e2e-spec.ts \
   test/scopes.e2e-spec.ts "$@"
-# With TEST_DATABASE_URL (as CI sets it), the modules' e2e specs and migrations on PostgreSQL too.
+# With TEST_DATABASE_URL (as CI sets it), the modules' e2e specs and the migration check on
+# PostgreSQL too, in a database the run makes on that server and drops.
 if [ -n "$pg_url" ]; then
-  DATABASE_URL="$pg_url" npm run -s migration:check
-  TEST_DATABASE_URL="$pg_url" npx jest --ci "${modules[@]/#/test/}"
+  TEST_DATABASE_URL="$pg_url" npx jest --ci "${modules[@]/#/test/}" test/migrations.e2e-spec.ts
 fi
 echo "generate:module: generated modules build, lint and pass their tests"

@@ -620,6 +620,10 @@ const USAGE = `usage: npm run generate:module -- <name> [options]
 e.g. store-orders --references pets --operations list,get,create,update`;
 
 function main(argv: string[]): void {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    console.log(USAGE);
+    return;
+  }
   const args = [...argv];
   const singular = takeOption(args, '--singular');
   const references = takeOption(args, '--references')
