@@ -12,7 +12,9 @@
  * each after a 1 s warm-up. Both servers run pinned to the last CPU when taskset is there.
  * --a-flags / --b-flags give one side node flags (e.g. "--max-old-space-size=64"). --webhook
  * subscribes a local receiver (answering 204) to every event of each side that has webhooks, so
- * that deliveries run during the rounds and their CPU counts in the side's.
+ * that deliveries run during the rounds and their CPU counts in the side's. --database
+ * postgres://USER@HOST:PORT/DB runs each side on a PostgreSQL database of its own, created on that
+ * server for the run (DB serves only to create them) and dropped at the end, also on SIGINT.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
@@ -20,11 +22,13 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import {
   BenchContext,
+  BenchDatabases,
   canPin,
   errorsOf,
   load,
   registerWebhook,
   ROOT,
+  runToEnd,
   SCENARIOS,
   seed,
   Server,
@@ -46,7 +50,8 @@ interface Run {
 
 const USAGE = `usage: npm run bench:compare -- A B [options]   A, B: entry points (dist/main.js) or git refs
   --scenarios ${SCENARIOS.map((scenario) => scenario.name).join(',')} (all)  --rounds N (8)  --duration S (3)
-  --connections N (32)  --seed N (1000)  --a-flags "node flags"  --b-flags "..."  --webhook`;
+  --connections N (32)  --seed N (1000)  --a-flags "node flags"  --b-flags "..."  --webhook
+  --database postgres://USER@HOST:PORT/DB`;
 
 function parse(argv: string[]) {
   const positional: string[] = [];
@@ -75,6 +80,7 @@ function parse(argv: string[]) {
     connections: number('connections', 32),
     seed: number('seed', 1000),
     webhook: named.webhook === 'yes',
+    database: named.database,
   };
 }
 
@@ -105,22 +111,44 @@ function removeWorktrees(dir: string): void {
   execFileSync('git', ['worktree', 'prune'], { cwd: ROOT });
 }
 
-async function main(): Promise<void> {
+function main(): void {
   const args = process.argv.slice(2);
   if (args.includes('--help') || args.includes('-h')) {
     console.log(USAGE);
     return;
   }
-  const options = parse(args);
+  let dir: string | undefined;
+  let databases: BenchDatabases | undefined;
+  runToEnd(
+    'compare',
+    async () => {
+      const options = parse(args);
+      dir = mkdtempSync(join(tmpdir(), 'petstore-compare-'));
+      databases = await BenchDatabases.open(dir, options.database);
+      await compare(options, dir, databases);
+    },
+    async () => {
+      await databases?.drop();
+      if (dir !== undefined) removeWorktrees(dir);
+    },
+  );
+}
+
+async function compare(
+  options: ReturnType<typeof parse>,
+  dir: string,
+  databases: BenchDatabases,
+): Promise<void> {
   const pin = canPin();
-  const dir = mkdtempSync(join(tmpdir(), 'petstore-compare-'));
   const servers: Server[] = [];
   const receivers = options.webhook ? await Promise.all(options.sides.map(() => startReceiver())) : [];
   try {
     for (const side of options.sides) side.entry = builtEntry(side.entry, dir);
+    console.log(`database: ${databases.describe()}`);
     const contexts: BenchContext[] = [];
     for (const [index, side] of options.sides.entries()) {
-      const server = await Server.start(side.entry, join(dir, `${side.name}.sqlite`), {
+      const storage = await databases.create(side.name.toLowerCase());
+      const server = await Server.start(side.entry, storage, {
         pin,
         nodeArgs: side.flags,
         env: options.webhook ? { WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' } : {},
@@ -192,11 +220,7 @@ async function main(): Promise<void> {
     );
     await Promise.all(servers.map((server) => server.stop()));
     for (const receiver of receivers) receiver.server.close();
-    removeWorktrees(dir);
   }
 }
 
-main().catch((error: unknown) => {
-  console.error(`compare: ${error instanceof Error ? error.message : String(error)}`);
-  process.exit(1);
-});
+main();

@@ -21,13 +21,10 @@ import {
   existsSync,
   lstatSync,
   mkdirSync,
-  mkdtempSync,
   readlinkSync,
-  rmSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import {
   AUTH,
@@ -168,10 +165,14 @@ function summary(rows: Row[]): Row {
   };
 }
 
-export async function compareGeneratedModule(name: string, options: GeneratedOptions): Promise<void> {
+/** `copy`: an empty folder for the copy of the working tree, which the caller removes. */
+export async function compareGeneratedModule(
+  name: string,
+  options: GeneratedOptions,
+  copy: string,
+): Promise<void> {
   const compared = COMPARED.filter((scenario) => options.scenarios.includes(scenario));
   if (compared.length === 0) throw new Error(`--generated compares ${COMPARED.join(', ')}: none was chosen`);
-  const copy = mkdtempSync(join(tmpdir(), 'petstore-generated-'));
   let server: Server | undefined;
   try {
     console.log(`${copyWorkingTree(copy)} files of the working tree copied to ${copy}`);
@@ -180,7 +181,10 @@ export async function compareGeneratedModule(name: string, options: GeneratedOpt
     npmRun(copy, 'generate:module', [name, '--no-build']);
     npmRun(copy, 'build');
 
-    server = await Server.start(join(copy, 'dist', 'main.js'), join(copy, 'bench.sqlite'));
+    server = await Server.start(join(copy, 'dist', 'main.js'), {
+      profile: 'sqlite',
+      path: join(copy, 'bench.sqlite'),
+    });
     const { baseUrl, readyMs } = await server.ready();
     console.log(
       `generated ${name} beside pets: node ${process.version}, ${options.connections} connections, ` +
@@ -245,6 +249,5 @@ export async function compareGeneratedModule(name: string, options: GeneratedOpt
     }
   } finally {
     await server?.stop();
-    rmSync(copy, { recursive: true, force: true });
   }
 }

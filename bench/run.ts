@@ -2,7 +2,8 @@
  * `npm run bench`: measures the built service (dist/main.js) the way it runs in production.
  *
  * 1. Starts `node dist/main.js` with NODE_ENV=production, a generated API key and a fresh
- *    temporary DATABASE_PATH (every other variable, e.g. SQLITE_SYNCHRONOUS, passes through).
+ *    temporary DATABASE_PATH, or with --database a fresh PostgreSQL database as DATABASE_URL
+ *    (every other variable, e.g. SQLITE_SYNCHRONOUS, passes through).
  * 2. Seeds animals through the API (statuses cycle available, pending, sold, none).
  * 3. Runs each scenario with autocannon: a discarded warm-up, then the measured run, and prints
  *    req/s, p50/p99 latency, errors (must be 0) and the server's peak RSS during the run.
@@ -19,7 +20,9 @@
  * without FLOOR_TUNED=1), --generated NAME (instead of all this, the comparison of a freshly
  * generated module with pets: bench/generated-module.ts), --rounds N (3; only for --generated),
  * --webhook (a webhook endpoint taking every event, its receiver a local server answering 204:
- * deliveries run while the scenarios are measured).
+ * deliveries run while the scenarios are measured), --database postgres://USER@HOST:PORT/DB (the
+ * service and the floor each on a database of its own created on that server, DB serving only to
+ * create them, and dropped at the end, also on failure or SIGINT).
  *
  * 5. Starts the floor's dist/main.js the same way on its own fresh database, seeds it and runs
  *    the same scenarios, so the table shows the service and the floor one under the other.
@@ -36,18 +39,24 @@ import { compareGeneratedModule } from './generated-module';
 import {
   BASELINES,
   BenchContext,
+  BenchDatabases,
   check,
   measure,
+  messageOf,
   registerWebhook,
   ROOT,
   Row,
+  runToEnd,
   Scenario,
   SCENARIOS,
   SEED_STATUSES,
   startReceiver,
   seed,
   Server,
+  Storage,
   table,
+  withClient,
+  withoutPassword,
 } from './support';
 
 interface Options {
@@ -67,6 +76,8 @@ interface Options {
   generated?: string;
   rounds: number;
   webhook: boolean;
+  /** A PostgreSQL server (URL of a database to connect to) instead of SQLite files. */
+  database?: string;
 }
 
 function parseOptions(argv: string[]): Options {
@@ -120,6 +131,8 @@ function parseOptions(argv: string[]): Options {
       options.floor = value === 'none' ? undefined : resolve(value);
     } else if (name === '--generated') {
       options.generated = value;
+    } else if (name === '--database') {
+      options.database = value;
     } else {
       throw new Error(`unknown option ${name}`);
     }
@@ -127,11 +140,17 @@ function parseOptions(argv: string[]): Options {
   if (options.seed < 400)
     throw new Error('--seed must be at least 400 (the check reads 100 sold animals, one in four)');
   if (options.rounds < 1) throw new Error('--rounds must be at least 1');
+  if (options.generated !== undefined && options.database !== undefined)
+    throw new Error('--generated runs on SQLite only: leave out --database');
   return options;
 }
 
 /** Adds rows straight into the (stopped) service's database until it holds `total` animals. */
-async function topUp(databasePath: string, total: number): Promise<number> {
+function topUp(storage: Storage, total: number): Promise<number> {
+  return storage.profile === 'sqlite' ? topUpSqlite(storage.path, total) : topUpPostgres(storage.url, total);
+}
+
+async function topUpSqlite(databasePath: string, total: number): Promise<number> {
   const db = new Database(databasePath);
   const run = (sql: string, params: unknown[] = []) =>
     new Promise<void>((resolve, reject) =>
@@ -162,36 +181,73 @@ async function topUp(databasePath: string, total: number): Promise<number> {
 const USAGE = `usage: npm run bench -- [options]   (builds, then measures dist/main.js; bench/README.md)
   --duration S (10)  --warmup S (3)  --connections N (32)  --seed N (10000)
   --scenarios ${SCENARIOS.map((scenario) => scenario.name).join(',')} (all)  --startup-rows N (100000; 0 skips)
-  --json FILE  --entry FILE  --profile DIR  --floor DIR|none  --floor-untuned  --webhook
+  --json FILE  --entry FILE  --profile DIR  --floor DIR|none  --floor-untuned  --webhook  --database postgres://USER@HOST:PORT/DB
   --generated NAME [--rounds N (3)]   a generated module against pets instead`;
 
-async function main(): Promise<void> {
+/** The same on PostgreSQL, in one statement; in whichever schema the service made its table. */
+async function topUpPostgres(url: string, total: number): Promise<number> {
+  return withClient(url, async (client) => {
+    const { rows } = await client.query<{ schema: string }>(
+      "SELECT table_schema AS schema FROM information_schema.tables WHERE table_name = 'pets'",
+    );
+    if (rows.length !== 1) throw new Error(`top-up: ${rows.length} tables named pets, not one`);
+    const pets = `"${rows[0].schema}".pets`;
+    const count = Number((await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${pets}`)).rows[0].n);
+    await client.query(
+      `INSERT INTO ${pets} (name, category_id, status, version)
+       SELECT 'Pet ' || n, 1 + (n - 1) % 10, ($3::text[])[1 + (n - 1) % cardinality($3::text[])], 1
+       FROM generate_series($1::bigint, $2::bigint) AS n`,
+      [count + 1, total, SEED_STATUSES.map((status) => status ?? null)],
+    );
+    return Math.max(count, total);
+  });
+}
+
+function main(): void {
   const args = process.argv.slice(2);
   if (args.includes('--help') || args.includes('-h')) {
     console.log(USAGE);
     return;
   }
-  const options = parseOptions(args);
-  if (options.generated !== undefined) {
-    return compareGeneratedModule(options.generated, options);
-  }
-  if (!existsSync(options.entry)) throw new Error(`${options.entry} is missing: run npm run build first`);
+  let dir: string | undefined;
+  let databases: BenchDatabases | undefined;
+  runToEnd(
+    'bench',
+    async () => {
+      const options = parseOptions(args);
+      if (options.generated !== undefined) {
+        dir = mkdtempSync(join(tmpdir(), 'petstore-generated-'));
+        return compareGeneratedModule(options.generated, options, dir);
+      }
+      if (!existsSync(options.entry)) throw new Error(`${options.entry} is missing: run npm run build first`);
+      dir = mkdtempSync(join(tmpdir(), 'petstore-bench-'));
+      databases = await BenchDatabases.open(dir, options.database);
+      await bench(options, databases);
+    },
+    async () => {
+      await databases?.drop();
+      if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+    },
+  );
+}
+
+async function bench(options: Options, databases: BenchDatabases): Promise<void> {
   const scenarios = SCENARIOS.filter((scenario) => options.scenarios.includes(scenario.name)).sort(
     (a, b) => Number(a.mutates ?? false) - Number(b.mutates ?? false),
   );
-  const dir = mkdtempSync(join(tmpdir(), 'petstore-bench-'));
-  const databasePath = join(dir, 'bench.sqlite');
+  const storage = await databases.create('service');
   const receiver = options.webhook ? await startReceiver() : undefined;
   const env: Record<string, string> = receiver
     ? { WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }
     : {};
-  let server = await Server.start(options.entry, databasePath, { profileDir: options.profile, env });
+  let server = await Server.start(options.entry, storage, { profileDir: options.profile, env });
   try {
     const { baseUrl, readyMs } = await server.ready();
     if (receiver) await registerWebhook(baseUrl, receiver.url);
     console.log(
-      `petstore bench: node ${process.version}, ${options.connections} connections, ${options.duration} s per scenario after ${options.warmup} s warm-up, SQLITE_SYNCHRONOUS=${process.env.SQLITE_SYNCHRONOUS || 'FULL (default)'}`,
+      `petstore bench: node ${process.version}, ${options.connections} connections, ${options.duration} s per scenario after ${options.warmup} s warm-up`,
     );
+    console.log(`database: ${databases.describe()}`);
     console.log(`started in ${readyMs.toFixed(0)} ms (empty database), server pid ${server.child.pid}`);
 
     const seedStart = Date.now();
@@ -211,7 +267,7 @@ async function main(): Promise<void> {
     }
     if (seedPeak !== null) console.log(`peak RSS while seeding: ${seedPeak.toFixed(1)} MB`);
 
-    const floorRows = await measureFloor(options, scenarios, join(dir, 'floor.sqlite'));
+    const floorRows = await measureFloor(options, scenarios, databases);
     const byScenario = (row: Row) => scenarios.findIndex((scenario) => scenario.name === row.scenario);
     console.log(`\n${table([...rows, ...floorRows].sort((a, b) => byScenario(a) - byScenario(b)))}`);
     if (floorRows.length > 0) {
@@ -225,8 +281,8 @@ async function main(): Promise<void> {
     let restart: { rows: number; readyMs: number } | undefined;
     if (options.startupRows > 0) {
       await server.stop();
-      const total = await topUp(databasePath, options.startupRows);
-      server = await Server.start(options.entry, databasePath, { profileDir: options.profile });
+      const total = await topUp(storage, options.startupRows);
+      server = await Server.start(options.entry, storage, { profileDir: options.profile });
       restart = { rows: total, readyMs: (await server.ready()).readyMs };
       console.log(
         `start-up to ready on ${total.toLocaleString('en-US')} animals: ${restart.readyMs.toFixed(0)} ms`,
@@ -236,7 +292,18 @@ async function main(): Promise<void> {
     if (options.json) {
       writeFileSync(
         options.json,
-        JSON.stringify({ date: new Date().toISOString(), options, rows, floorRows, restart }, null, 2),
+        JSON.stringify(
+          {
+            date: new Date().toISOString(),
+            database: databases.profile(),
+            options: { ...options, database: options.database && withoutPassword(options.database) },
+            rows,
+            floorRows,
+            restart,
+          },
+          null,
+          2,
+        ),
       );
     }
     const errors = [...rows, ...floorRows].reduce((sum, row) => sum + row.errors, 0);
@@ -248,7 +315,6 @@ async function main(): Promise<void> {
   } finally {
     await server.stop();
     receiver?.server.close();
-    rmSync(dir, { recursive: true, force: true });
   }
 }
 
@@ -256,7 +322,11 @@ async function main(): Promise<void> {
  * The same scenarios against the NestJS floor (its dist/main.js on a fresh database, seeded
  * alike), tuned unless --floor-untuned; no rows when it is not built or does not start.
  */
-async function measureFloor(options: Options, scenarios: Scenario[], databasePath: string): Promise<Row[]> {
+async function measureFloor(
+  options: Options,
+  scenarios: Scenario[],
+  databases: BenchDatabases,
+): Promise<Row[]> {
   if (options.floor === undefined) return [];
   const folder = options.floor;
   const target = options.floorTuned ? 'nest-floor tuned' : 'nest-floor untuned';
@@ -275,7 +345,7 @@ async function measureFloor(options: Options, scenarios: Scenario[], databasePat
       `\n${target}: its dist/ is older than its src/; measuring it anyway (rebuild: ${cd} && npm run build)`,
     );
   }
-  const floor = await Server.start(entry, databasePath, {
+  const floor = await Server.start(entry, await databases.create('floor'), {
     env: { FLOOR_TUNED: options.floorTuned ? '1' : '0' },
   });
   try {
@@ -289,9 +359,7 @@ async function measureFloor(options: Options, scenarios: Scenario[], databasePat
     }
     return rows;
   } catch (error) {
-    console.log(
-      `\n${target} (${folder}) could not be measured: ${error instanceof Error ? error.message : String(error)}`,
-    );
+    console.log(`\n${target} (${folder}) could not be measured: ${messageOf(error)}`);
     return [];
   } finally {
     await floor.stop();
@@ -309,7 +377,4 @@ function newestSource(folder: string): number {
   );
 }
 
-main().catch((error: unknown) => {
-  console.error(`bench: ${error instanceof Error ? error.message : String(error)}`);
-  process.exit(1);
-});
+main();

@@ -8,6 +8,7 @@ import { createServer as createHttpServer } from 'node:http';
 import { AddressInfo, createServer } from 'node:net';
 import { cpus } from 'node:os';
 import { dirname, join } from 'node:path';
+import { Client } from 'pg';
 import { encodeCursor } from '../src/common/pagination/cursor';
 
 export const ROOT = join(__dirname, '..');
@@ -72,19 +73,28 @@ export const SCENARIOS: Scenario[] = [
   },
   {
     name: 'change',
-    description: 'GET /v1/pets/{random seeded id}, and one request in ten a PATCH of one (If-Match: *)',
+    description:
+      'GET /v1/pets/{random seeded id}, and one request in ten a PATCH of the next seeded id (If-Match: *)',
     mutates: true,
     requests: ({ ids }) => {
       let sent = 0;
+      // The PATCHes take the seeded ids in turn, so no two in flight meet on one record: each is
+      // a change, never a lost race (on PostgreSQL the floor answers one with 412).
+      const first = Math.floor(Math.random() * ids.length);
       return [
         {
           setupRequest: (request) => {
-            const path = `/v1/pets/${ids[Math.floor(Math.random() * ids.length)]}`;
-            if (++sent % 10 !== 0) return { ...request, method: 'GET', path };
+            if (++sent % 10 !== 0) {
+              return {
+                ...request,
+                method: 'GET',
+                path: `/v1/pets/${ids[Math.floor(Math.random() * ids.length)]}`,
+              };
+            }
             return {
               ...request,
               method: 'PATCH',
-              path,
+              path: `/v1/pets/${ids[(first + sent / 10) % ids.length]}`,
               headers: {
                 ...request.headers,
                 'content-type': 'application/merge-patch+json',
@@ -111,6 +121,175 @@ export const SCENARIOS: Scenario[] = [
     ],
   },
 ];
+
+// ---------------------------------------------------------------- databases
+
+/** The fresh database of one server: a SQLite file, or a PostgreSQL database the run created. */
+export type Storage = { profile: 'sqlite'; path: string } | { profile: 'postgres'; url: string };
+
+/** The database profile of a run, as `--json` records it; never a password. */
+export type DatabaseProfile =
+  | { profile: 'sqlite'; sqliteSynchronous: string }
+  | { profile: 'postgres'; server: string; version: string; databases: string[] };
+
+/**
+ * The variables that point a server at `storage` and at nothing else. The service reads
+ * DATABASE_PATH, or DATABASE_URL (or DB_TYPE=postgres and DB_*), also from `.env`, where set
+ * variables win: set empty, they count as unset. The floor reads DATABASE_PATH or FLOOR_DB_URL.
+ */
+function storageEnv(storage: Storage): Record<string, string> {
+  return storage.profile === 'sqlite'
+    ? { DATABASE_PATH: storage.path, DATABASE_URL: '', DB_TYPE: '', FLOOR_DB_URL: '' }
+    : { DATABASE_URL: storage.url, DB_TYPE: '', FLOOR_DB_URL: storage.url };
+}
+
+/** `url` without its password, for printing. */
+export function withoutPassword(url: string): string {
+  const shown = new URL(url);
+  shown.password = '';
+  return shown.toString();
+}
+
+/** One connection to `url` for `work`, closed after it. */
+export async function withClient<T>(url: string, work: (client: Client) => Promise<T>): Promise<T> {
+  const client = new Client({ connectionString: url, connectionTimeoutMillis: 10000 });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * The databases of one run, one per server: SQLite files in `dir`, or, given a PostgreSQL URL,
+ * databases created on that server (`petstore_bench_<random>_<label>`) and dropped by `drop()`.
+ * The URL's own database serves only the CREATE and DROP DATABASE statements: the run writes to
+ * no database it did not create.
+ */
+export class BenchDatabases {
+  private readonly run = randomBytes(4).toString('hex');
+  /** Databases created and not dropped yet; a name is added once its CREATE has succeeded. */
+  private readonly created: string[] = [];
+  /** The CREATE in flight, which `drop()` waits for. */
+  private creating: Promise<unknown> = Promise.resolve();
+
+  private constructor(
+    private readonly dir: string,
+    private readonly adminUrl?: string,
+    private readonly version?: string,
+  ) {}
+
+  /** SQLite files in `dir`, or databases on the PostgreSQL server of `url` (checked here). */
+  static async open(dir: string, url?: string): Promise<BenchDatabases> {
+    if (url === undefined) return new BenchDatabases(dir);
+    if (!URL.canParse(url) || !['postgres:', 'postgresql:'].includes(new URL(url).protocol)) {
+      throw new Error('--database must be a URL like postgres://user@host:5432/postgres');
+    }
+    const version = await withClient(url, async (client) => {
+      const { rows } = await client.query<{ server_version: string }>('SHOW server_version');
+      return rows[0].server_version;
+    }).catch((error: unknown) => {
+      throw new Error(`--database: cannot connect to ${withoutPassword(url)}: ${messageOf(error)}`);
+    });
+    return new BenchDatabases(dir, url, version);
+  }
+
+  /** One line for the header of a run. */
+  describe(): string {
+    if (this.adminUrl === undefined)
+      return `SQLite, SQLITE_SYNCHRONOUS=${process.env.SQLITE_SYNCHRONOUS || 'FULL (default)'}`;
+    const { username, host } = new URL(this.adminUrl);
+    return `PostgreSQL ${this.version} at ${username ? `${username}@` : ''}${host}, a fresh database per server (petstore_bench_${this.run}_*, dropped at the end)`;
+  }
+
+  profile(): DatabaseProfile {
+    if (this.adminUrl === undefined)
+      return { profile: 'sqlite', sqliteSynchronous: process.env.SQLITE_SYNCHRONOUS || 'FULL' };
+    const { username, host } = new URL(this.adminUrl);
+    return {
+      profile: 'postgres',
+      server: `${username ? `${username}@` : ''}${host}`,
+      version: this.version ?? '',
+      databases: [...this.created],
+    };
+  }
+
+  /** A fresh, empty database for the server `label` names (lower-case letters and digits). */
+  async create(label: string): Promise<Storage> {
+    if (this.adminUrl === undefined) return { profile: 'sqlite', path: join(this.dir, `${label}.sqlite`) };
+    const name = `petstore_bench_${this.run}_${label}`;
+    const created = withClient(this.adminUrl, (client) => client.query(`CREATE DATABASE "${name}"`)).then(
+      () => void this.created.push(name),
+    );
+    this.creating = created.catch(() => undefined);
+    await created;
+    const url = new URL(this.adminUrl);
+    url.pathname = `/${name}`;
+    return { profile: 'postgres', url: url.toString() };
+  }
+
+  /** Drops every database `create` made (the servers stopped first); again after a failure. */
+  async drop(): Promise<void> {
+    await this.creating;
+    if (this.adminUrl === undefined || this.created.length === 0) return;
+    try {
+      await withClient(this.adminUrl, async (client) => {
+        while (this.created.length > 0) {
+          const name = this.created[0];
+          // A connection still open (a server that had to be killed) would keep it: closed first.
+          await client.query(
+            'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
+            [name],
+          );
+          await client.query(`DROP DATABASE IF EXISTS "${name}"`);
+          this.created.shift();
+        }
+      });
+    } catch (error) {
+      throw new Error(
+        `could not drop ${this.created.join(', ')} on ${withoutPassword(this.adminUrl)} (drop by hand): ${messageOf(error)}`,
+      );
+    }
+  }
+}
+
+export const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+/**
+ * Runs `work`, then stops every server still running and runs `cleanup`, once, also when `work`
+ * fails or the run is interrupted: on SIGINT or SIGTERM it stops the servers, cleans up and exits
+ * 130 (143). A failure prints `name: message` and exits 1.
+ */
+export function runToEnd(name: string, work: () => Promise<void>, cleanup: () => Promise<void>): void {
+  let done: Promise<void> | undefined;
+  const end = (graceMs?: number) =>
+    (done ??= Server.stopAll(graceMs)
+      .then(cleanup)
+      .catch((error: unknown) => {
+        console.error(`${name}: ${messageOf(error)}`);
+        process.exitCode = 1;
+      }));
+  let interrupted = false;
+  const interrupt = (signal: NodeJS.Signals) => {
+    if (interrupted) return;
+    interrupted = true;
+    console.error(`\n${name}: ${signal}: stopping the servers and removing what the run created`);
+    void end(1000).finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+  };
+  process.on('SIGINT', interrupt);
+  process.on('SIGTERM', interrupt);
+  void work().then(
+    () => end(),
+    async (error: unknown) => {
+      // After an interrupt, failures are its consequences, and `interrupt` exits.
+      if (interrupted) return;
+      console.error(`${name}: ${messageOf(error)}`);
+      await end();
+      process.exit(1);
+    },
+  );
+}
 
 // ---------------------------------------------------------------- the server process
 
@@ -141,6 +320,10 @@ export function canPin(): boolean {
 }
 
 export class Server {
+  /** Servers started and not yet exited, for `stopAll`. */
+  private static readonly running = new Set<Server>();
+  /** Set by `stopAll`: no server starts after it. */
+  private static closed = false;
   readonly startedAt = process.hrtime.bigint();
   private output = '';
 
@@ -160,12 +343,13 @@ export class Server {
    */
   static async start(
     entry: string,
-    databasePath: string,
+    storage: Storage,
     { profileDir, pin, nodeArgs = [], env = {} }: StartOptions = {},
   ): Promise<Server> {
     // A port chosen here, not read from the output: in production the start line is a log
     // line, which LOG_LEVEL=warn leaves out.
     const port = await freePort();
+    if (Server.closed) throw new Error('the run is ending: no server starts');
     // A profile is written on a normal exit only; Nest re-raises SIGTERM, so SIGUSR2 exits.
     const profiling = profileDir
       ? [
@@ -184,7 +368,7 @@ export class Server {
         HOST: '127.0.0.1',
         PORT: String(port),
         API_KEYS: API_KEY,
-        DATABASE_PATH: databasePath,
+        ...storageEnv(storage),
         // As the wrk harness sets them (bench/README.md): quiet logs, no rate limits while measuring.
         LOG_LEVEL: 'warn',
         RATE_LIMIT_ENABLED: 'false',
@@ -192,7 +376,16 @@ export class Server {
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    return new Server(child, profileDir !== undefined, port);
+    const server = new Server(child, profileDir !== undefined, port);
+    Server.running.add(server);
+    child.once('exit', () => Server.running.delete(server));
+    return server;
+  }
+
+  /** Stops every server still running (`stop(graceMs)`), and any start from now on fails. */
+  static async stopAll(graceMs?: number): Promise<void> {
+    Server.closed = true;
+    await Promise.all([...Server.running].map((server) => server.stop(graceMs)));
   }
 
   /** Waits until the service answers an authenticated list; the base URL and ms since spawn. */
@@ -232,11 +425,12 @@ export class Server {
     return (Number(fields[11]) + Number(fields[12])) / 100;
   }
 
-  async stop(): Promise<void> {
+  /** SIGTERM (SIGUSR2 when profiling), and SIGKILL if it has not exited `graceMs` later. */
+  async stop(graceMs = 5000): Promise<void> {
     if (this.child.exitCode !== null || this.child.signalCode !== null) return;
     const exited = once(this.child, 'exit');
     this.child.kill(this.profiling ? 'SIGUSR2' : 'SIGTERM');
-    const timer = setTimeout(() => this.child.kill('SIGKILL'), 5000);
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), graceMs);
     await exited;
     clearTimeout(timer);
   }

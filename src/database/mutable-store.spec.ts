@@ -154,7 +154,7 @@ function mutableStoreSpecs(where: string, env: () => Record<string, string>) {
 
       const changed = await Promise.all(Array.from({ length: 12 }, (_, n) => update(created.id, `Ann ${n}`)));
 
-      expect(changed.map((owner) => owner.version).sort((a, b) => a - b)).toEqual(
+      expect(changed.map((owner) => owner!.version).sort((a, b) => a - b)).toEqual(
         Array.from({ length: 12 }, (_, n) => n + 2),
       );
       expect(await owners(one).get(created.id)).toMatchObject({ version: 13 });
