@@ -6,9 +6,7 @@ import { callerOf } from '../auth/caller';
 import { AuditedChange, AuditLog } from '../common/audit-context';
 import type { AuditConfig } from '../config/app-config';
 import { Connections } from '../database/connections';
-import { keysetPage } from '../database/keyset-pager';
 import { DAY_MS, pruneBefore, pruneHourly } from '../database/retention';
-import { RowShape } from '../database/rows';
 import { Page } from '../common/pagination/page';
 import { requestIdOf } from '../http/request-log';
 import { AuditEventEntity } from './audit-event.entity';
@@ -28,14 +26,11 @@ export interface AuditFilter {
 export class AuditService implements AuditLog, OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('Audit');
   private stopPruning?: () => void;
-  private readonly shape: RowShape<AuditEventEntity>;
 
   constructor(
     @InjectRepository(AuditEventEntity) private readonly events: Repository<AuditEventEntity>,
     @Inject(AUDIT_OPTIONS) private readonly options: AuditConfig,
-  ) {
-    this.shape = new RowShape(events.manager.connection, AuditEventEntity);
-  }
+  ) {}
 
   readonly entity = AuditEventEntity;
 
@@ -63,7 +58,7 @@ export class AuditService implements AuditLog, OnApplicationBootstrap, OnApplica
       ['at', '>=', since],
       ['at', '<', until],
     ] as const;
-    return keysetPage(Connections.of(this.events.manager.connection).reads, this.shape, where, {
+    return Connections.of(this.events.manager.connection).page(AuditEventEntity, where, {
       limit,
       cursor,
       filter: JSON.stringify([keyId, resource, since, until]),

@@ -7,8 +7,6 @@ import type { AuthConfig } from '../config/app-config';
 import { Page } from '../common/pagination/page';
 import { EVERY_SCOPE, SCOPE_FORMAT } from '../common/scopes';
 import { Connections } from '../database/connections';
-import { keysetPage } from '../database/keyset-pager';
-import { RowShape } from '../database/rows';
 import { Transactions } from '../database/unit-of-work';
 import { ApiKeyEntity } from './api-key.entity';
 import { digest } from './api-key.store';
@@ -91,7 +89,6 @@ export class ApiKeysService {
   });
   private readonly lastUsedWritten = new Map<number, number>();
   private readonly connections: Connections;
-  private readonly shape: RowShape<ApiKeyEntity>;
 
   constructor(
     @InjectRepository(ApiKeyEntity) private readonly keys: Repository<ApiKeyEntity>,
@@ -99,7 +96,6 @@ export class ApiKeysService {
     @Optional() @Inject(KEY_POLICY) private readonly policy?: Pick<AuthConfig, 'maxLifetimeDays'>,
   ) {
     this.connections = Connections.of(keys.manager.connection);
-    this.shape = new RowShape(keys.manager.connection, ApiKeyEntity);
   }
 
   /** A write to the keys in a unit of work; made for an API `request`, audited with it. */
@@ -240,7 +236,7 @@ export class ApiKeysService {
   }
 
   page(query: { limit: number; cursor?: string }): Promise<Page<ApiKeyEntity>> {
-    return keysetPage(this.connections.reads, this.shape, [], query);
+    return this.connections.page(ApiKeyEntity, [], query);
   }
 
   private async live(idPrefixOrKey: string): Promise<ApiKeyEntity> {

@@ -1,9 +1,12 @@
 import { rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import * as sqlite3 from 'sqlite3';
-import type { DataSource } from 'typeorm';
+import type { DataSource, EntityTarget, ObjectLiteral } from 'typeorm';
+import type { Page } from '../common/pagination/page';
 import type { DatabaseConfig } from '../config/app-config';
+import { Condition, keysetPage, KeysetRequest } from './keyset-pager';
 import { OutageWaiting, repeatable, retryUnlessCommitted } from './outage-wait';
+import { Row, RowShape } from './rows';
 import { PostgresStatements, Sql, Sqlite3Handle, SqliteStatements } from './sql';
 import { SqliteGate } from './sqlite-gate';
 
@@ -15,7 +18,10 @@ type Config = Pick<DatabaseConfig, 'path' | 'sqliteBusyTimeoutMs' | 'outageWaitM
  * never waits behind a write transaction.
  */
 export class Connections {
+  private readonly shapes = new Map<EntityTarget<ObjectLiteral>, RowShape<ObjectLiteral>>();
+
   private constructor(
+    private readonly dataSource: DataSource,
     readonly reads: Sql,
     /** SQLite: TypeORM's connection, which transactions hold in turn; its prepared statements. */
     readonly sqlite?: { gate: SqliteGate; statements: SqliteStatements },
@@ -31,6 +37,22 @@ export class Connections {
   /** A transaction, repeated while the database restarts, unless it may have committed. */
   retryUnlessCommitted<T>(work: (reachedCommit: () => void) => Promise<T>): Promise<T> {
     return retryUnlessCommitted(this.outage, work);
+  }
+
+  /** An entity's table as the statements of the stores and the pager see it. */
+  shape<E extends ObjectLiteral>(target: EntityTarget<E>): RowShape<E> {
+    let shape = this.shapes.get(target);
+    if (!shape) this.shapes.set(target, (shape = new RowShape(this.dataSource, target)));
+    return shape as RowShape<E>;
+  }
+
+  /** A keyset page of `target`'s rows, read on the reads' connection (keyset-pager.ts). */
+  page<E extends Row>(
+    target: EntityTarget<E>,
+    where: readonly Condition[],
+    request: KeysetRequest,
+  ): Promise<Page<E>> {
+    return this.repeatable(() => keysetPage(this.reads, this.shape(target), where, request));
   }
 
   static of(dataSource: DataSource): Connections {
@@ -49,7 +71,7 @@ export class Connections {
       const driver = dataSource.driver as unknown as PostgresDriver;
       const pool = await driver.createPool(dataSource.options, dataSource.options);
       const outage = config.outageWaitMs > 0 ? new OutageWaiting(config) : undefined;
-      connections = new Connections(new PostgresStatements(pool), undefined, outage);
+      connections = new Connections(dataSource, new PostgresStatements(pool), undefined, outage);
       close = () => pool.end();
     } else {
       const { databaseConnection } = dataSource.driver as unknown as { databaseConnection: never };
@@ -58,7 +80,7 @@ export class Connections {
       const file = String(dataSource.options.database);
       const reader = await openReader(file, config.sqliteBusyTimeoutMs);
       const reads = new SqliteStatements(reader.handle);
-      connections = new Connections(reads, { gate, statements });
+      connections = new Connections(dataSource, reads, { gate, statements });
       close = async () => {
         await statements.finalize();
         await reads.finalize();

@@ -1,11 +1,10 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { Repository } from 'typeorm';
+import { EntityTarget, Repository } from 'typeorm';
 import { ApiException } from '../common/errors/api-exception';
 import { Page } from '../common/pagination/page';
 import { Metrics } from '../observability/metrics';
 import { Connections } from './connections';
 import { isForeignKeyViolation } from './dialect';
-import { keysetPage } from './keyset-pager';
 import { ReadCache, ReadCacheOptions } from './read-cache';
 import { Row, RowShape } from './rows';
 import type { UnitOfWork } from './unit-of-work';
@@ -39,6 +38,7 @@ export class ResourceStore<E extends Row> {
   /** As audit events name it: the table in the collections' spelling (`store-orders`). */
   private readonly resource: string;
   private readonly shape: RowShape<E>;
+  private readonly target: EntityTarget<E>;
   private readonly connections: Connections;
   /** Changes to the table so far, here or heard of: a page's key holds the count. */
   private changes = 0;
@@ -54,9 +54,9 @@ export class ResourceStore<E extends Row> {
     readonly options: StoreOptions<E> = {},
     private readonly sync: ChangeSync = { live: true },
   ) {
-    const { connection } = repository.manager;
-    this.shape = new RowShape(connection, repository.target);
-    this.connections = Connections.of(connection);
+    this.target = repository.target;
+    this.connections = Connections.of(repository.manager.connection);
+    this.shape = this.connections.shape(repository.target);
     this.table = this.shape.table;
     this.resource = repository.metadata.tableName.replaceAll('_', '-');
     this.byId = `SELECT ${this.shape.select} FROM ${this.shape.name} WHERE "id" = ?`;
@@ -85,13 +85,11 @@ export class ResourceStore<E extends Row> {
     const cached = this.cached()?.get<Page<E>>('page', key);
     if (cached) return cached;
     const seen = this.changes;
-    const page = await this.connections.repeatable(() =>
-      keysetPage(this.connections.reads, this.shape, where, {
-        ...request,
-        filter: filterValue,
-        filterName: Object.keys(filter).join(', '),
-      }),
-    );
+    const page = await this.connections.page(this.target, where, {
+      ...request,
+      filter: filterValue,
+      filterName: Object.keys(filter).join(', '),
+    });
     if (page.nextCursor !== undefined) this.keep(key, page, seen);
     return page;
   }

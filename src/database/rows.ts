@@ -1,7 +1,15 @@
-import type { DataSource, EntityManager, EntityTarget, ObjectLiteral } from 'typeorm';
+import type { DataSource, EntityTarget, ObjectLiteral } from 'typeorm';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
+import { int64AsNumber } from '../common/validation/int64';
+import type { Sql } from './sql';
+
+/** Rows in one INSERT at most: well within SQLite's limit on parameters. */
+export const ROWS_PER_INSERT = 100;
 
 export type Row = ObjectLiteral & { id: number };
+
+/** `int64AsNumber`'s reading, without TypeORM's walk through the column's type on the way. */
+const asNumber = (value: unknown) => (value === null || typeof value === 'number' ? value : Number(value));
 
 /** Types whose values the drivers hand over as they are stored, with nothing to convert. */
 const AS_STORED = new Set<unknown>(['integer', 'int', 'int4', 'varchar', 'text', 'character varying']);
@@ -18,6 +26,8 @@ export class RowShape<E extends ObjectLiteral = Row> {
   readonly name: string;
   /** `"col" AS "property", ...`: every column of the entity. */
   readonly select: string;
+  /** `"col", ...`: the same columns, for rows read as JSON arrays (`values`). */
+  readonly columnList: string;
   private readonly columns: ColumnMetadata[];
   private readonly byProperty: Map<string, ColumnMetadata>;
   private readonly convert: Array<((value: unknown) => unknown) | undefined>;
@@ -33,10 +43,13 @@ export class RowShape<E extends ObjectLiteral = Row> {
     this.select = this.columns
       .map((column) => `"${column.databaseName}" AS "${column.propertyName}"`)
       .join(', ');
+    this.columnList = this.columns.map((column) => `"${column.databaseName}"`).join(', ');
     this.convert = this.columns.map((column) =>
       !column.transformer && AS_STORED.has(column.type)
         ? undefined
-        : (value: unknown) => driver.prepareHydratedValue(value, column) as unknown,
+        : column.transformer === int64AsNumber
+          ? asNumber
+          : (value: unknown) => driver.prepareHydratedValue(value, column) as unknown,
     );
   }
 
@@ -52,6 +65,16 @@ export class RowShape<E extends ObjectLiteral = Row> {
     return raw as E;
   }
 
+  /** A row read as the JSON array of `columnList`, as the entity's properties. */
+  values(values: readonly unknown[]): E {
+    const entity: Record<string, unknown> = {};
+    for (let index = 0; index < this.columns.length; index++) {
+      const convert = this.convert[index];
+      entity[this.columns[index].propertyName] = convert ? convert(values[index]) : values[index];
+    }
+    return entity as E;
+  }
+
   column(property: string): string {
     const column = this.byProperty.get(property);
     if (!column) throw new Error(`${this.table} has no column for ${property}`);
@@ -64,23 +87,18 @@ export class RowShape<E extends ObjectLiteral = Row> {
   }
 }
 
-/** One plain multi-row INSERT of rows never read back: the insert builder was a tenth of a create's CPU. */
+/** Rows never read back, in plain multi-row INSERTs: TypeORM's insert builder was a tenth of a create's CPU. */
 export async function insertRows(
-  manager: EntityManager,
-  target: EntityTarget<ObjectLiteral>,
+  sql: Sql,
+  shape: RowShape<ObjectLiteral>,
   rows: readonly ObjectLiteral[],
 ): Promise<void> {
-  const metadata = manager.connection.getMetadata(target);
-  const columns = Object.keys(rows[0]).map((key) => metadata.findColumnWithPropertyName(key)!);
-  const names = columns.map((column) => `"${column.databaseName}"`).join(', ');
-  const { driver } = manager.connection;
-  for (let start = 0; start < rows.length; start += 100) {
-    const chunk = rows.slice(start, start + 100);
-    let n = 0;
-    const tuples = chunk.map(() => `(${columns.map(() => driver.createParameter('', n++)).join(', ')})`);
-    const values = chunk.flatMap((row): unknown[] =>
-      columns.map((column): unknown => driver.preparePersistentValue(row[column.propertyName], column)),
-    );
-    await manager.query(`INSERT INTO "${metadata.tableName}" (${names}) VALUES ${tuples.join(', ')}`, values);
+  const names = Object.keys(rows[0]);
+  const head = `INSERT INTO ${shape.name} (${names.map((name) => shape.column(name)).join(', ')}) VALUES `;
+  const tuple = `(${names.map(() => '?').join(', ')})`;
+  for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) {
+    const chunk = rows.slice(start, start + ROWS_PER_INSERT);
+    const values = chunk.flatMap((row) => names.map((name) => shape.stored(name, row[name])));
+    await sql.run(`${head}${chunk.map(() => tuple).join(', ')}`, values);
   }
 }

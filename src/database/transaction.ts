@@ -1,5 +1,6 @@
-import type { EntityManager } from 'typeorm';
+import type { EntityManager, EntityTarget, ObjectLiteral } from 'typeorm';
 import { databaseOutageCause } from './outage';
+import { insertRows, ROWS_PER_INSERT, RowShape } from './rows';
 import type { Sql } from './sql';
 
 interface PendingRow {
@@ -14,9 +15,6 @@ interface PendingInsert {
   head: string;
   rows: PendingRow[];
 }
-
-/** Rows in one INSERT at most: well within SQLite's limit on parameters. */
-const ROWS_PER_INSERT = 100;
 
 /**
  * One database transaction, shared by the units of work of a group: what they gather is written
@@ -35,7 +33,12 @@ export class Transaction {
   constructor(
     readonly manager: EntityManager,
     readonly sql: Sql,
+    private readonly shape: (target: EntityTarget<ObjectLiteral>) => RowShape<ObjectLiteral>,
   ) {}
+
+  insertRows(target: EntityTarget<ObjectLiteral>, rows: readonly ObjectLiteral[]): Promise<void> {
+    return insertRows(this.sql, this.shape(target), rows);
+  }
 
   /** PostgreSQL hands ids out before commit: held from the first insert to commit, a lock makes them visible in order. */
   async lock(name: string): Promise<void> {

@@ -8,7 +8,6 @@ import { EVENT_OUTBOX, EventOutbox } from '../common/event-outbox';
 import { Connections } from './connections';
 import { GroupCommit, Settled } from './group-commit';
 import { databaseOutageCause } from './outage';
-import { insertRows } from './rows';
 import { PgQueryable, PostgresStatements, Sql } from './sql';
 import { Transaction } from './transaction';
 import { UnitOfWork } from './unit-of-work';
@@ -91,12 +90,13 @@ export class Transactions {
   }
 
   private async transaction(members: Member[], reachedCommit: () => void): Promise<Attempt> {
-    const { sqlite } = Connections.of(this.dataSource);
+    const connections = Connections.of(this.dataSource);
+    const { sqlite } = connections;
     const runner = sqlite
       ? this.sqliteRunner(sqlite.gate.inside)
       : this.dataSource.createQueryRunner('master');
     const sql = sqlite ? sqlite.statements : new PostgresStatements((await runner.connect()) as PgQueryable);
-    const transaction = new Transaction(runner.manager, sql);
+    const transaction = new Transaction(runner.manager, sql, (target) => connections.shape(target));
     const units = members.map(
       ({ request }) => new UnitOfWork(transaction, request, this.auditLog, this.outbox),
     );
@@ -104,22 +104,22 @@ export class Transactions {
     try {
       if (sqlite) {
         // IMMEDIATE: the write lock from the start, so that a read in it is never a snapshot another process overtook.
-        await runner.query('BEGIN IMMEDIATE');
+        await sql.run('BEGIN IMMEDIATE', []);
         Object.assign(runner, { isTransactionActive: true, transactionDepth: 1 });
       } else await runner.startTransaction();
       const attempt = sqlite ? await together(members, units) : await inTurn(members, units);
       if (attempt.undone) {
-        await runner.rollbackTransaction();
+        await (sqlite ? sql.run('ROLLBACK', []) : runner.rollbackTransaction());
         return attempt;
       }
       await this.flush(transaction);
       reachedCommit();
-      await runner.commitTransaction();
+      await (sqlite ? sql.run('COMMIT', []) : runner.commitTransaction());
       committed = true;
       return attempt;
     } catch (error) {
       // SQLite: also after a failed COMMIT, so that the connection never stays inside a transaction.
-      if (sqlite) await runner.query('ROLLBACK').catch(() => undefined);
+      if (sqlite) await sql.run('ROLLBACK', []).catch(() => undefined);
       else if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
       throw error;
     } finally {
@@ -128,17 +128,25 @@ export class Transactions {
     }
   }
 
-  /** What the units gathered: audit events, the changed rows' notices, events last (under their lock). */
+  /**
+   * What the units gathered: audit events, the changed rows' notices, events last (under their
+   * lock). On SQLite at once: statements wait for no one there, and each costs a turn of the loop.
+   */
   private async flush(transaction: Transaction): Promise<void> {
-    const { audit, events, changed, manager } = transaction;
-    if (audit.length > 0) await insertRows(manager, this.auditLog!.entity, audit);
+    const { audit, events, changed, sql } = transaction;
+    const writes: Array<() => Promise<unknown>> = [];
+    if (audit.length > 0) writes.push(() => transaction.insertRows(this.auditLog!.entity, audit));
     if (changed.size > 0 && this.tell)
-      await this.tell(transaction.sql, new Map([...changed].map(([table, { ids }]) => [table, ids])));
+      writes.push(() => this.tell!(sql, new Map([...changed].map(([table, { ids }]) => [table, ids]))));
     if (events.length > 0) {
-      await transaction.lock(this.outbox!.lockName);
-      await insertRows(manager, this.outbox!.entity, events);
+      writes.push(async () => {
+        await transaction.lock(this.outbox!.lockName);
+        await transaction.insertRows(this.outbox!.entity, events);
+      });
       transaction.committed.push(() => this.outbox!.committed());
     }
+    if (!sql.postgres) await Promise.all(writes.map((write) => write()));
+    else for (const write of writes) await write();
   }
 
   /** Its own runner over the gate's inside handle: TypeORM's one SQLite runner is what the gate holds. */

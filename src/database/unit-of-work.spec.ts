@@ -109,9 +109,9 @@ function unitOfWorkSpecs(where: string, env: () => Record<string, string>) {
       );
 
       expect(created.map((thing) => thing.id)).toEqual([1, 2, 3, 4]);
-      expect(insertRows.mock.calls.map(([, target, inserted]) => [target, inserted.length])).toEqual([
-        [AuditRow, 4],
-        [EventRow, 4],
+      expect(insertRows.mock.calls.map(([, shape, inserted]) => [shape.name, inserted.length])).toEqual([
+        ['"uow_spec_audit"', 4],
+        ['"uow_spec_events"', 4],
       ]);
       expect(await dataSource.getRepository(AuditRow).count()).toBe(4);
       expect(committedEvents).toBe(1);

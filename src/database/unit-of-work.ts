@@ -1,4 +1,4 @@
-import type { EntityManager } from 'typeorm';
+import type { EntityManager, EntityTarget, ObjectLiteral } from 'typeorm';
 import type { AuditLog } from '../common/audit-context';
 import type { ChangeEvent, EventOutbox } from '../common/event-outbox';
 import type { Transaction } from './transaction';
@@ -54,6 +54,12 @@ export class UnitOfWork {
       .catch((error: unknown) => this.failed(error));
     this.wrote = true;
     return id;
+  }
+
+  /** Rows never read back, now (a fan-out's deliveries). */
+  async insertRows(target: EntityTarget<ObjectLiteral>, rows: readonly ObjectLiteral[]): Promise<void> {
+    await this.transaction.insertRows(target, rows).catch((error: unknown) => this.failed(error));
+    this.wrote = true;
   }
 
   audit(resource: string, resourceId: number, outcome: number): void {

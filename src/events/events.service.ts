@@ -5,9 +5,7 @@ import { ChangeEvent, EventOutbox } from '../common/event-outbox';
 import { validationFailed } from '../common/errors/api-exception';
 import { Page } from '../common/pagination/page';
 import { Connections } from '../database/connections';
-import { keysetPage } from '../database/keyset-pager';
 import { DAY_MS, pruneBefore, pruneHourly } from '../database/retention';
-import { RowShape } from '../database/rows';
 import { EventEntity } from './event.entity';
 import { PublishedEvent, publishedJson } from './event-sink';
 import { WebhookDeliveryEntity } from './webhook-delivery.entity';
@@ -43,7 +41,6 @@ export function matchesType(pattern: string, type: string): boolean {
 export class EventsService implements EventOutbox, OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('Events');
   private stopPruning?: () => void;
-  private readonly shape: RowShape<EventEntity>;
   readonly entity = EventEntity;
   /** The lock under which event ids become visible in ascending order (PostgreSQL). */
   readonly lockName = 'petstore_events';
@@ -52,9 +49,7 @@ export class EventsService implements EventOutbox, OnApplicationBootstrap, OnApp
     @InjectRepository(EventEntity) private readonly events: Repository<EventEntity>,
     @InjectRepository(WebhookDeliveryEntity) private readonly deliveries: Repository<WebhookDeliveryEntity>,
     @Inject(EVENTS_OPTIONS) private readonly options: { retentionDays: number },
-  ) {
-    this.shape = new RowShape(events.manager.connection, EventEntity);
-  }
+  ) {}
 
   private readonly listeners: Array<() => void> = [];
 
@@ -71,7 +66,11 @@ export class EventsService implements EventOutbox, OnApplicationBootstrap, OnApp
     this.listeners.forEach((listener) => listener());
   }
 
-  list(filter: { type?: string; after?: string }, limit: number, cursor?: string): Promise<Page<EventEntity>> {
+  list(
+    filter: { type?: string; after?: string },
+    limit: number,
+    cursor?: string,
+  ): Promise<Page<EventEntity>> {
     const { type, after } = filter;
     const where =
       type === undefined || type === '*'
@@ -79,7 +78,7 @@ export class EventsService implements EventOutbox, OnApplicationBootstrap, OnApp
         : type.endsWith('.*')
           ? [['type', 'LIKE', `${type.slice(0, -1)}%`] as const]
           : [['type', type] as const];
-    return keysetPage(Connections.of(this.events.manager.connection).reads, this.shape, where, {
+    return Connections.of(this.events.manager.connection).page(EventEntity, where, {
       limit,
       cursor,
       filter: JSON.stringify([type ?? null, after ?? null]),

@@ -9,7 +9,6 @@ import {
 import { InjectDataSource } from '@nestjs/typeorm';
 import { SpanStatusCode, trace } from '@opentelemetry/api';
 import { DataSource, In } from 'typeorm';
-import { insertRows } from '../database/rows';
 import { Transactions, UnitOfWork } from '../database/unit-of-work';
 import { Metrics } from '../observability/metrics';
 import { AddressPolicy } from './address-policy';
@@ -95,7 +94,10 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
           await skipOutbox(this.connection, 'webhooks', Date.now() - CLOCK_SKEW_MS);
           this.skipped = Date.now();
         }
-      } else while ((await consumeOutbox(this.connection, this.transactions, 'webhooks', FAN_OUT)) === OUTBOX_BATCH);
+      } else
+        while (
+          (await consumeOutbox(this.connection, this.transactions, 'webhooks', FAN_OUT)) === OUTBOX_BATCH
+        );
       await this.sendDue();
       this.failing = false;
     } catch (error) {
@@ -317,5 +319,5 @@ async function fanOut(work: UnitOfWork, events: EventEntity[]): Promise<void> {
         attempts: '[]',
       })),
   );
-  if (rows.length > 0) await insertRows(work.manager, WebhookDeliveryEntity, rows);
+  if (rows.length > 0) await work.insertRows(WebhookDeliveryEntity, rows);
 }

@@ -4,9 +4,7 @@ import { Repository } from 'typeorm';
 import { ApiException, validationFailed } from '../common/errors/api-exception';
 import { Page } from '../common/pagination/page';
 import { Connections } from '../database/connections';
-import { keysetPage } from '../database/keyset-pager';
 import { ResourceStore, ResourceStores } from '../database/resource-store';
-import { RowShape } from '../database/rows';
 import { Transactions, UnitOfWork } from '../database/unit-of-work';
 import { AddressPolicy, checkEndpointUrl } from './address-policy';
 import { NewWebhookEndpointDto, WebhookEndpointPatchDto } from './dto/webhook-endpoint.dto';
@@ -21,7 +19,6 @@ export const DEFAULT_SECRET_GRACE_MS = 86_400_000;
 @Injectable()
 export class WebhookEndpointsService {
   private readonly endpoints: ResourceStore<WebhookEndpointEntity>;
-  private readonly deliveryRows: RowShape<WebhookDeliveryEntity>;
 
   constructor(
     @InjectRepository(WebhookEndpointEntity) repository: Repository<WebhookEndpointEntity>,
@@ -31,7 +28,6 @@ export class WebhookEndpointsService {
     private readonly transactions: Transactions,
   ) {
     this.endpoints = stores.of(repository, { mutable: true });
-    this.deliveryRows = new RowShape(deliveries.manager.connection, WebhookDeliveryEntity);
   }
 
   /** The address as the policy allows it: a DNS lookup, never a connection; before a change, never in it. */
@@ -116,8 +112,7 @@ export class WebhookEndpointsService {
   ): Promise<Page<WebhookDeliveryEntity>> {
     await this.get(id);
     const where = [['endpointId', id] as const, ['status', query.status] as const];
-    const { reads } = Connections.of(this.deliveries.manager.connection);
-    return keysetPage(reads, this.deliveryRows, where, {
+    return Connections.of(this.deliveries.manager.connection).page(WebhookDeliveryEntity, where, {
       ...query,
       filter: query.status ?? null,
       filterName: 'status',
