@@ -17,7 +17,7 @@ interface Pet {
 const STATUSES = ['available', 'pending', 'sold', undefined];
 
 /**
- * Another process (plain sqlite3) takes SQLite's write lock on the file (BEGIN IMMEDIATE),
+ * Another process (plain better-sqlite3) takes SQLite's write lock on the file (BEGIN IMMEDIATE),
  * holds it for `ms`, then commits. `locked` resolves once it holds the lock; `released` once it
  * has exited, with its exit code and the moment (Date.now(): this process's clock too) it began
  * to commit, before which no other writer can finish.
@@ -27,16 +27,15 @@ function holdWriteLock(
   ms: number,
 ): { locked: Promise<void>; released: Promise<{ code: number | null; at: number }> } {
   const script = `
-    const { Database } = require('sqlite3');
+    const Database = require('better-sqlite3');
     const db = new Database(process.argv[1]);
-    db.exec('BEGIN IMMEDIATE', (error) => {
-      if (error) throw error;
-      console.log('locked');
-      setTimeout(() => {
-        console.log('committing at ' + Date.now());
-        db.exec('COMMIT', (failed) => { if (failed) throw failed; db.close(); });
-      }, ${ms});
-    });`;
+    db.exec('BEGIN IMMEDIATE');
+    console.log('locked');
+    setTimeout(() => {
+      console.log('committing at ' + Date.now());
+      db.exec('COMMIT');
+      db.close();
+    }, ${ms});`;
   const child = spawn(process.execPath, ['-e', script, path], {
     cwd: join(__dirname, '..'),
     stdio: ['ignore', 'pipe', 'inherit'],

@@ -3,7 +3,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import request from 'supertest';
 import type { App } from 'supertest/types';
-import { Database } from 'sqlite3';
+import Database from 'better-sqlite3';
 import { AUTH, startApp, tempDir, TEST_KEY } from './support/app';
 import { exitOf, launchService, spawnService, stopService } from './support/process';
 
@@ -11,14 +11,12 @@ const STATUSES = [undefined, 'available', 'sold'];
 
 /** Rows read straight from a SQLite file with its own connection (the service is not running). */
 function sqliteRows(path: string, sql: string): Promise<Array<Record<string, unknown>>> {
-  return new Promise((resolve, reject) => {
-    const db = new Database(path);
-    db.all(sql, (error, rows: Array<Record<string, unknown>>) => {
-      db.close();
-      if (error) reject(error);
-      else resolve(rows);
-    });
-  });
+  const db = new Database(path);
+  try {
+    return Promise.resolve(db.prepare(sql).all() as Array<Record<string, unknown>>);
+  } finally {
+    db.close();
+  }
 }
 
 describe('Persistence on a real SQLite file (e2e)', () => {

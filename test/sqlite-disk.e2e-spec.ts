@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { NestExpressApplication } from '@nestjs/platform-express';
-import * as sqlite3 from 'sqlite3';
+import Database from 'better-sqlite3';
 import request from 'supertest';
 import type { App } from 'supertest/types';
 import { AUTH, startApp, tempDir, TEST_DATABASE_URL } from './support/app';
@@ -31,16 +31,12 @@ function tryRun(command: string, args: string[]): boolean {
 }
 
 function query(path: string, sql: string): Promise<Record<string, unknown>[]> {
-  return new Promise((resolve, reject) => {
-    const db = new sqlite3.Database(path, sqlite3.OPEN_READONLY, (openError) => {
-      if (openError) return reject(openError);
-      db.all(sql, (error, rows: Record<string, unknown>[]) => {
-        db.close();
-        if (error) reject(error);
-        else resolve(rows);
-      });
-    });
-  });
+  const db = new Database(path, { readonly: true });
+  try {
+    return Promise.resolve(db.prepare(sql).all() as Record<string, unknown>[]);
+  } finally {
+    db.close();
+  }
 }
 
 interface Pet {
@@ -203,12 +199,11 @@ sqliteOnly('SQLite disk trouble (e2e)', () => {
       { logDestination: logs.stream },
     );
     http = app.getHttpServer();
-    const other = new sqlite3.Database(database);
-    const run = (sql: string) =>
-      new Promise<void>((resolve, reject) => other.run(sql, (error) => (error ? reject(error) : resolve())));
+    const other = new Database(database);
+    const run = (sql: string) => other.exec(sql);
     try {
       expect((await create()).status).toBe(201);
-      await run('BEGIN IMMEDIATE'); // another process holds the write lock
+      run('BEGIN IMMEDIATE'); // another connection holds the write lock
 
       const refused = await create();
       expect({ status: refused.status, body: refused.body as unknown }).toEqual({
@@ -218,10 +213,10 @@ sqliteOnly('SQLite disk trouble (e2e)', () => {
       expect(refused.headers['retry-after']).toBe('2');
       expect(outageWarnings()[0].msg).toMatch(/SQLITE_BUSY/);
 
-      await run('COMMIT');
+      run('COMMIT');
       expect((await create()).status).toBe(201);
     } finally {
-      await new Promise((resolve) => other.close(resolve));
+      other.close();
       await app.close();
       app = undefined;
       dir.cleanup();

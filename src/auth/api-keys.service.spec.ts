@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { DataSource, Repository } from 'typeorm';
 import { isWellFormedApiKey } from '../common/validation/api-key-format';
 import { openMigratedDatabase } from '../../test/support/database';
-import { Transactions } from '../database/unit-of-work';
+import { Transactions } from '../database/transactions';
 import { ApiKeyEntity } from './api-key.entity';
 import {
   ApiKeyError,

@@ -7,7 +7,7 @@ import type { AuthConfig } from '../config/app-config';
 import { Page } from '../common/pagination/page';
 import { EVERY_SCOPE, SCOPE_FORMAT } from '../common/scopes';
 import { Connections } from '../database/connections';
-import { Transactions } from '../database/unit-of-work';
+import { Transactions } from '../database/transactions';
 import { ApiKeyEntity } from './api-key.entity';
 import { digest } from './api-key.store';
 

@@ -4,7 +4,7 @@ import { parseArgs, ParseArgsConfig } from 'node:util';
 import { DataSource } from 'typeorm';
 import { ApiKeyEntity } from '../auth/api-key.entity';
 import { ApiKeyError, ApiKeysService, CreatedApiKey, DEFAULT_GRACE_MS } from '../auth/api-keys.service';
-import { Transactions } from '../database/unit-of-work';
+import { Transactions } from '../database/transactions';
 import { AppConfig, describeDatabase } from '../config/app-config';
 import { configFromEnvironment } from '../config/environment';
 import { dataSourceOptions, openDatabase } from '../database/database.options';

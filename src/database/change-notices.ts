@@ -5,7 +5,7 @@ import type { Client, Notification } from 'pg';
 import { DataSource } from 'typeorm';
 import type { DatabaseConfig } from '../config/app-config';
 import { DATABASE_CONFIG, ResourceStores } from './resource-store';
-import { Transactions } from './unit-of-work';
+import { Transactions } from './transactions';
 
 /** PostgreSQL's channel of committed changes: every instance drops what it cached of them. */
 export const CHANGES_CHANNEL = 'petstore_changes';
@@ -37,11 +37,10 @@ export class ChangeNotices implements OnApplicationBootstrap, OnApplicationShutd
 
   async onApplicationBootstrap(): Promise<void> {
     const every = Math.max(25, Math.floor(this.options.readCacheStaleMs / 4));
-    if (this.dataSource.options.type === 'sqlite') {
+    if (this.dataSource.options.type !== 'postgres') {
       this.heartbeat = setInterval(() => void this.otherWriters(), every).unref();
       return;
     }
-    if (this.dataSource.options.type !== 'postgres') return;
     this.stores.hearsChanges(false);
     this.transactions.tell = async (sql, changed) => {
       for (const [table, ids] of changed)

@@ -1,13 +1,15 @@
 import { rmSync } from 'node:fs';
 import { dirname } from 'node:path';
-import * as sqlite3 from 'sqlite3';
-import type { DataSource, EntityTarget, ObjectLiteral } from 'typeorm';
+import BetterSqlite3 from 'better-sqlite3';
+import type { DataSource, EntityTarget, ObjectLiteral, QueryRunner } from 'typeorm';
+import type { BetterSqlite3Driver } from 'typeorm/driver/better-sqlite3/BetterSqlite3Driver';
+import { BetterSqlite3QueryRunner } from 'typeorm/driver/better-sqlite3/BetterSqlite3QueryRunner';
 import type { Page } from '../common/pagination/page';
 import type { DatabaseConfig } from '../config/app-config';
 import { Condition, keysetPage, KeysetRequest } from './keyset-pager';
 import { OutageWaiting, repeatable, retryUnlessCommitted } from './outage-wait';
 import { Row, RowShape } from './rows';
-import { PostgresStatements, Sql, Sqlite3Handle, SqliteStatements } from './sql';
+import { OnFailure, PgQueryable, PostgresStatements, Sql, SqliteStatements } from './sql';
 import { SqliteGate } from './sqlite-gate';
 
 type Config = Pick<DatabaseConfig, 'path' | 'sqliteBusyTimeoutMs' | 'outageWaitMs' | 'outageMaxWaiting'>;
@@ -22,9 +24,14 @@ export class Connections {
 
   private constructor(
     private readonly dataSource: DataSource,
+    /** Every driver tells TypeORM's logger of each failed query (the metrics count them); so do the statements. */
+    readonly failed: OnFailure,
     readonly reads: Sql,
-    /** SQLite: TypeORM's connection, which transactions hold in turn; its prepared statements. */
-    readonly sqlite?: { gate: SqliteGate; statements: SqliteStatements },
+    /**
+     * SQLite: TypeORM's connection, which transactions hold in turn (the gate), through a query
+     * runner of their own and these statements.
+     */
+    readonly sqlite?: { gate: SqliteGate; runner: QueryRunner; statements: SqliteStatements },
     /** PostgreSQL: waits out a restart (`DB_OUTAGE_WAIT_MS`). */
     readonly outage?: OutageWaiting,
   ) {}
@@ -67,25 +74,35 @@ export class Connections {
     let close: () => Promise<void>;
     /** The folder of a `:memory:` database's file, removed once it is closed. */
     let temporary: string | undefined;
+    const failed: OnFailure = (error, text) => {
+      dataSource.logger.logQueryError(error as Error, text, []);
+    };
     if (dataSource.options.type === 'postgres') {
       const driver = dataSource.driver as unknown as PostgresDriver;
       const pool = await driver.createPool(dataSource.options, dataSource.options);
       const outage = config.outageWaitMs > 0 ? new OutageWaiting(config) : undefined;
-      connections = new Connections(dataSource, new PostgresStatements(pool), undefined, outage);
+      connections = new Connections(
+        dataSource,
+        failed,
+        new PostgresStatements(pool, failed),
+        undefined,
+        outage,
+      );
       close = () => pool.end();
     } else {
-      const { databaseConnection } = dataSource.driver as unknown as { databaseConnection: never };
-      const gate = new SqliteGate(databaseConnection);
-      const statements = new SqliteStatements(gate.inside);
+      const driver = dataSource.driver as BetterSqlite3Driver;
+      const gate = new SqliteGate(driver.createQueryRunner('master'));
+      const runner = new BetterSqlite3QueryRunner(driver);
+      Object.assign(runner, { manager: dataSource.createEntityManager(runner) });
+      const statements = new SqliteStatements(driver.databaseConnection as BetterSqlite3.Database, failed);
       const file = String(dataSource.options.database);
-      const reader = await openReader(file, config.sqliteBusyTimeoutMs);
-      const reads = new SqliteStatements(reader.handle);
-      connections = new Connections(dataSource, reads, { gate, statements });
-      close = async () => {
-        await statements.finalize();
-        await reads.finalize();
-        await reader.close();
-      };
+      const reader = new BetterSqlite3(file, { readonly: true, timeout: config.sqliteBusyTimeoutMs });
+      connections = new Connections(dataSource, failed, new SqliteStatements(reader, failed), {
+        gate,
+        runner,
+        statements,
+      });
+      close = () => Promise.resolve(void reader.close());
       if (config.path === ':memory:') temporary = dirname(file);
     }
     opened.set(dataSource, connections);
@@ -102,26 +119,5 @@ export class Connections {
 const opened = new WeakMap<DataSource, Connections>();
 
 interface PostgresDriver {
-  createPool(options: unknown, credentials: unknown): Promise<Sql & PgPool>;
-}
-
-interface PgPool {
-  query(config: never): never;
-  end(): Promise<void>;
-}
-
-async function openReader(
-  file: string,
-  busyTimeoutMs: number,
-): Promise<{ handle: Sqlite3Handle; close: () => Promise<void> }> {
-  const database = await new Promise<sqlite3.Database>((resolve, reject) => {
-    const opening: sqlite3.Database = new sqlite3.Database(file, sqlite3.OPEN_READONLY, (error) =>
-      error ? reject(error) : resolve(opening),
-    );
-  });
-  database.configure('busyTimeout', busyTimeoutMs);
-  return {
-    handle: database as unknown as Sqlite3Handle,
-    close: () => new Promise((resolve) => database.close(() => resolve())),
-  };
+  createPool(options: unknown, credentials: unknown): Promise<PgQueryable & { end(): Promise<void> }>;
 }

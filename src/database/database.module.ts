@@ -8,7 +8,7 @@ import { dataSourceOptions, openDatabase } from './database.options';
 import { ChangeNotices } from './change-notices';
 import { translateOutage } from './outage';
 import { DATABASE_CONFIG, ResourceStores } from './resource-store';
-import { Transactions } from './unit-of-work';
+import { Transactions } from './transactions';
 
 /** The database of the modules' schemas, the stores and transactions they use, and the 503 of an outage. */
 @Global()

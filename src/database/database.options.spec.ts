@@ -1,40 +1,26 @@
-import * as sqlite3 from 'sqlite3';
-import { DataSource } from 'typeorm';
-import { loadConfig } from '../config/app-config';
-import { SCHEMAS } from '../features';
-import { dataSourceOptions, SQLITE3_DRIVER } from './database.options';
+import { existsSync } from 'node:fs';
+import { openMigratedDatabase } from '../../test/support/database';
 
-/** The app's options on a throwaway database, without TypeORM logging the expected failure. */
-const options = () => ({
-  ...dataSourceOptions(loadConfig({ DATABASE_PATH: ':memory:' }).database, SCHEMAS),
-  logging: false,
-});
-
-describe('dataSourceOptions', () => {
-  it('gives TypeORM the sqlite3 driver without the per-query stack traces of verbose mode', async () => {
-    const methods = ['run', 'all', 'get', 'prepare', 'exec'] as const;
-    const before = methods.map((method) => sqlite3.Database.prototype[method]);
-    const dataSource = new DataSource(options());
-
-    await dataSource.initialize();
+describe('openDatabase', () => {
+  it('opens SQLite through better-sqlite3 in WAL mode; :memory: is a file of its own, gone once closed', async () => {
+    const dataSource = await openMigratedDatabase();
+    const file = String(dataSource.options.database);
     try {
-      await expect(dataSource.query('SELECT 1 AS one')).resolves.toEqual([{ one: 1 }]);
-      expect(methods.map((method) => sqlite3.Database.prototype[method])).toEqual(before);
-      expect(SQLITE3_DRIVER.Database).toBe(sqlite3.Database);
-      expect(SQLITE3_DRIVER.verbose()).toBe(SQLITE3_DRIVER);
+      expect(dataSource.options.type).toBe('better-sqlite3');
+      expect(file).toMatch(/petstore-memory-.+\/petstore\.sqlite$/);
+      await expect(dataSource.query('PRAGMA journal_mode')).resolves.toEqual([{ journal_mode: 'wal' }]);
     } finally {
       await dataSource.destroy();
     }
+    expect(existsSync(file)).toBe(false);
   });
 
   it('still reports a failed query with its SQLite error', async () => {
-    const dataSource = new DataSource(options());
-
-    await dataSource.initialize();
+    const dataSource = await openMigratedDatabase();
     try {
-      await expect(dataSource.query('SELECT * FROM no_such_table')).rejects.toThrow(
-        'SQLITE_ERROR: no such table: no_such_table',
-      );
+      await expect(dataSource.query('SELECT * FROM no_such_table')).rejects.toMatchObject({
+        message: 'no such table: no_such_table',
+      });
     } finally {
       await dataSource.destroy();
     }

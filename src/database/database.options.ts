@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import * as sqlite3 from 'sqlite3';
+import BetterSqlite3 from 'better-sqlite3';
 import { DataSource, DataSourceOptions } from 'typeorm';
 import { DatabaseConfig } from '../config/app-config';
 import { AppDataSource } from './dialect';
@@ -11,14 +11,6 @@ import { installOutageWait } from './outage-wait';
 
 /** Any number, the same on every instance: the advisory lock held while migrating. */
 const MIGRATION_LOCK_ID = 7_348_214_901;
-
-/**
- * The sqlite3 driver without `verbose()`: TypeORM calls it, and it makes every query capture a
- * stack trace and inspect its SQL only to lengthen error traces (docs/architecture.md).
- */
-export const SQLITE3_DRIVER: typeof sqlite3 = Object.create(sqlite3, {
-  verbose: { value: () => SQLITE3_DRIVER },
-}) as typeof sqlite3;
 
 /** The TypeORM options of the configured database; int8 is read as a number (ours stay below 2^53). */
 export function dataSourceOptions(
@@ -53,8 +45,8 @@ export function dataSourceOptions(
   if (database.path !== ':memory:') mkdirSync(dirname(database.path), { recursive: true });
   return {
     ...common,
-    type: 'sqlite',
-    driver: SQLITE3_DRIVER,
+    type: 'better-sqlite3',
+    driver: BetterSqlite3,
     // `:memory:` lasts as long as the process, in a file of its own (removed on close), so that
     // reads have a connection of their own there too.
     database:
@@ -62,7 +54,7 @@ export function dataSourceOptions(
         ? join(mkdtempSync(join(tmpdir(), 'petstore-memory-')), 'petstore.sqlite')
         : database.path,
     enableWAL: true,
-    busyTimeout: database.sqliteBusyTimeoutMs,
+    timeout: database.sqliteBusyTimeoutMs,
   };
 }
 
@@ -90,7 +82,7 @@ export async function openDatabase(
   const dataSource = await new AppDataSource(options).initialize();
   try {
     await migrate(dataSource, database);
-    if (dataSource.options.type === 'sqlite')
+    if (dataSource.options.type !== 'postgres')
       await dataSource.query(
         `PRAGMA synchronous = ${database.path === ':memory:' ? 'OFF' : database.sqliteSynchronous}`,
       );

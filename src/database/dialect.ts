@@ -36,5 +36,8 @@ export function isForeignKeyViolation(error: unknown): boolean {
   const { driverError } = (error ?? {}) as { driverError?: { code?: unknown; message?: unknown } };
   const cause = driverError ?? (error as { code?: unknown; message?: unknown } | undefined);
   if (cause?.code === '23503') return true;
-  return cause?.code === 'SQLITE_CONSTRAINT' && String(cause.message).includes('FOREIGN KEY');
+  // ON DELETE RESTRICT answers SQLITE_CONSTRAINT_TRIGGER, a missing parent SQLITE_CONSTRAINT_FOREIGNKEY.
+  return (
+    String(cause?.code).startsWith('SQLITE_CONSTRAINT') && String(cause?.message).includes('FOREIGN KEY')
+  );
 }

@@ -5,7 +5,8 @@ import { dropTestSchemas, postgresTestEnv } from '../../test/support/app';
 import { ApiException } from '../common/errors/api-exception';
 import { Connections } from './connections';
 import { ResourceStores } from './resource-store';
-import { Transactions, UnitOfWork } from './unit-of-work';
+import { Transactions } from './transactions';
+import { UnitOfWork } from './unit-of-work';
 
 @Entity({ name: 'mutable_spec_owners' })
 export class Owner {

@@ -12,7 +12,8 @@ const NETWORK_CODES =
 /** PostgreSQL SQLSTATEs of a server away or refusing work: class 08, 57P01-03, 53100-53300. */
 const POSTGRES_CODES = /^(08[0-9A-Z]{3}|57P0[1-3]|53[1-3]00)$/;
 
-const SQLITE_CODES = /^SQLITE_(BUSY|FULL|READONLY|IOERR|CANTOPEN)$/;
+/** better-sqlite3 gives SQLite's extended codes (`SQLITE_IOERR_WRITE`, `SQLITE_BUSY_SNAPSHOT`). */
+const SQLITE_CODES = /^SQLITE_(BUSY|FULL|READONLY|IOERR|CANTOPEN)(_[A-Z_]+)?$/;
 
 /** node-postgres errors without a code. */
 const POSTGRES_MESSAGES =

@@ -8,7 +8,7 @@ import { PetStatus } from '../pets/pet-status';
 import { Connections } from './connections';
 import { ReadCache, rowBytes } from './read-cache';
 import { ResourceStore, ResourceStores, Row } from './resource-store';
-import { Transactions } from './unit-of-work';
+import { Transactions } from './transactions';
 
 const statuses = ['available' as const, 'pending' as const, 'sold' as const, null];
 const row = (index: number) => ({
@@ -47,7 +47,7 @@ withTempDir((dir) =>
       await dataSource.destroy();
     });
 
-    const reads = () => jest.spyOn(Connections.of(dataSource).reads, 'rows');
+    const reads = (kind: 'rows' | 'arrays' = 'rows') => jest.spyOn(Connections.of(dataSource).reads, kind);
 
     /** Every row of a list, page by page, following the next cursors. */
     async function walk(limit: number, status?: PetStatus): Promise<number[]> {
@@ -91,7 +91,7 @@ withTempDir((dir) =>
     });
 
     it('answers a full page with more after it from the cache, and reads a last page every time', async () => {
-      const read = reads();
+      const read = reads('arrays');
       const full = await store.page({ limit: 20 });
       await expect(store.page({ limit: 20 })).resolves.toBe(full);
       const last = await store.page({ limit: 20, cursor: full.nextCursor });

@@ -26,7 +26,7 @@ export class RowShape<E extends ObjectLiteral = Row> {
   readonly name: string;
   /** `"col" AS "property", ...`: every column of the entity. */
   readonly select: string;
-  /** `"col", ...`: the same columns, for rows read as JSON arrays (`values`). */
+  /** `"col", ...`: the same columns, for rows read as arrays (`values`). */
   readonly columnList: string;
   private readonly columns: ColumnMetadata[];
   private readonly byProperty: Map<string, ColumnMetadata>;
@@ -65,7 +65,7 @@ export class RowShape<E extends ObjectLiteral = Row> {
     return raw as E;
   }
 
-  /** A row read as the JSON array of `columnList`, as the entity's properties. */
+  /** A row read as the array of `columnList`, as the entity's properties. */
   values(values: readonly unknown[]): E {
     const entity: Record<string, unknown> = {};
     for (let index = 0; index < this.columns.length; index++) {

@@ -1,135 +1,85 @@
 import { createHash } from 'node:crypto';
-import { isNativeError } from 'node:util/types';
+import type { Database, Statement } from 'better-sqlite3';
 
 /** Statements by their text, prepared once per connection, with `?` parameters on either database. */
 export interface Sql {
   readonly postgres: boolean;
   rows<T = Record<string, unknown>>(text: string, params: readonly unknown[]): Promise<T[]>;
+  /** Rows as arrays of their columns' values, in the order selected: no object per row. */
+  arrays(text: string, params: readonly unknown[]): Promise<unknown[][]>;
   /** The number of rows the statement changed. */
   run(text: string, params: readonly unknown[]): Promise<number>;
 }
 
-type Done = (error: Error | null, rows?: unknown) => void;
-
-/** What node-sqlite3 gives: a connection's `prepare`. */
-export interface Sqlite3Handle {
-  prepare(text: string, done: (error: Error | null) => void): Sqlite3Statement;
-}
-
-interface Sqlite3Statement {
-  all(params: unknown[], done: Done): unknown;
-  run(params: unknown[], done: Done): unknown;
-  finalize(done: () => void): unknown;
-}
-
-/** One text's statements: node-sqlite3 runs a statement's calls one after another, each after a turn of the event loop. */
-interface Kept {
-  idle: Sqlite3Statement[];
-  count: number;
-  waiting: Array<(statement: Sqlite3Statement) => void>;
-  dropped: boolean;
-}
-
-/** Statements of one text at most: as many calls of it run at once. */
-const STATEMENTS_PER_TEXT = 8;
 /** Texts kept per connection; past this many the oldest goes (a module's patches vary their SET). */
-const KEPT_TEXTS = 300;
+const KEPT_TEXTS = 500;
 
-/**
- * On SQLite. `all` steps a statement to its end, so none keeps a read transaction (and an old
- * snapshot) open as `get` would.
- */
+/** Told of each statement that fails (TypeORM's logger, which the metrics count from). */
+export type OnFailure = (error: unknown, text: string) => void;
+
+/** On SQLite (better-sqlite3): each statement runs at once, on the event loop, in microseconds. */
 export class SqliteStatements implements Sql {
   readonly postgres = false;
-  private readonly kept = new Map<string, Kept>();
+  private readonly kept = new Map<string, Statement<unknown[], unknown>>();
 
-  constructor(private readonly handle: Sqlite3Handle) {}
+  constructor(
+    private readonly database: Database,
+    private readonly failed: OnFailure,
+  ) {}
 
   rows<T>(text: string, params: readonly unknown[]): Promise<T[]> {
-    return this.send('all', text, params) as Promise<T[]>;
+    return this.send(text, () => this.statement(text).all(...params) as T[]);
+  }
+
+  arrays(text: string, params: readonly unknown[]): Promise<unknown[][]> {
+    return this.send(
+      text,
+      () =>
+        this.statement(text)
+          .raw(true)
+          .all(...params) as unknown[][],
+    );
   }
 
   run(text: string, params: readonly unknown[]): Promise<number> {
-    return this.send('run', text, params) as Promise<number>;
+    return this.send(text, () => {
+      const statement = this.statement(text);
+      return statement.reader ? statement.all(...params).length : statement.run(...params).changes;
+    });
   }
 
-  private async send(kind: 'all' | 'run', text: string, params: readonly unknown[]): Promise<unknown> {
+  private send<T>(text: string, work: () => T): Promise<T> {
     try {
-      const kept = this.keptOf(text);
-      const statement = await this.take(kept, text);
-      try {
-        return await new Promise((resolve, reject) => {
-          statement[kind]([...params], function (this: { changes?: number }, error, rows) {
-            if (error) reject(error);
-            else resolve(kind === 'all' ? rows : this.changes);
-          });
-        });
-      } finally {
-        this.give(kept, statement);
-      }
+      return Promise.resolve(work());
     } catch (error) {
-      throw traced(error);
+      this.failed(error, text);
+      return Promise.reject(traced(error));
     }
   }
 
-  private keptOf(text: string): Kept {
-    let kept = this.kept.get(text);
-    if (!kept) {
-      this.kept.set(text, (kept = { idle: [], count: 0, waiting: [], dropped: false }));
-      if (this.kept.size > KEPT_TEXTS) {
-        const [oldest, old] = this.kept.entries().next().value!;
-        this.kept.delete(oldest);
-        old.dropped = true;
-        for (const statement of old.idle.splice(0)) statement.finalize(() => undefined);
-      }
-    }
-    return kept;
-  }
-
-  /** node-sqlite3 never answers a call on a statement whose preparation failed: that one is not kept. */
-  private take(kept: Kept, text: string): Promise<Sqlite3Statement> {
-    const idle = kept.idle.pop();
-    if (idle) return Promise.resolve(idle);
-    if (kept.count >= STATEMENTS_PER_TEXT) return new Promise((resolve) => kept.waiting.push(resolve));
-    kept.count++;
-    return new Promise((resolve, reject) => {
-      const statement = this.handle.prepare(text, (error) => {
-        if (!error) return resolve(statement);
-        kept.count--;
-        reject(error);
-      });
-    });
-  }
-
-  private give(kept: Kept, statement: Sqlite3Statement): void {
-    const next = kept.waiting.shift();
-    if (next) next(statement);
-    else if (kept.dropped) statement.finalize(() => undefined);
-    else kept.idle.push(statement);
-  }
-
-  /** A connection closes only once its statements are finalized; calls under way finish first. */
-  async finalize(): Promise<void> {
-    const statements = [...this.kept.values()].flatMap((kept) => {
-      kept.dropped = true;
-      return kept.idle.splice(0);
-    });
-    this.kept.clear();
-    await Promise.all(statements.map((statement) => new Promise<void>((done) => statement.finalize(done))));
+  private statement(text: string): Statement<unknown[], unknown> {
+    let statement = this.kept.get(text);
+    if (!statement) {
+      this.kept.set(text, (statement = this.database.prepare(text)));
+      if (this.kept.size > KEPT_TEXTS) this.kept.delete(this.kept.keys().next().value!);
+    } else if (statement.reader) statement.raw(false);
+    return statement;
   }
 }
 
 /**
- * A driver's error carries no stack of ours (SQLite's none at all): taken here, after an await, it
- * holds the async callers that led to the statement, at no cost to statements that succeed.
+ * A driver's error carries no stack of ours (node-postgres's comes from its parser): taken here, it
+ * holds the callers that led to the statement, async ones included, at no cost to statements that succeed.
  */
-function traced(error: unknown): unknown {
-  if (isNativeError(error)) Error.captureStackTrace(error, traced);
-  return error;
+function traced(error: unknown): Error {
+  // better-sqlite3's SqliteError has Error's prototype without being one V8 made.
+  if (typeof error !== 'object' || error === null) return new Error(String(error));
+  Error.captureStackTrace(error, traced);
+  return error as Error;
 }
 
 export interface PgQueryable {
-  query(config: { name: string; text: string; values: unknown[] }): Promise<{
+  query(config: { name: string; text: string; values: unknown[]; rowMode?: 'array' }): Promise<{
     rows: unknown[];
     rowCount: number | null;
   }>;
@@ -155,19 +105,30 @@ function pgText(text: string): { name: string; text: string } {
 export class PostgresStatements implements Sql {
   readonly postgres = true;
 
-  constructor(private readonly client: PgQueryable) {}
+  constructor(
+    private readonly client: PgQueryable,
+    private readonly failed: OnFailure,
+  ) {}
 
   async rows<T>(text: string, params: readonly unknown[]): Promise<T[]> {
     return (await this.send(text, params)).rows as T[];
+  }
+
+  async arrays(text: string, params: readonly unknown[]): Promise<unknown[][]> {
+    return (await this.send(text, params, 'array')).rows as unknown[][];
   }
 
   async run(text: string, params: readonly unknown[]): Promise<number> {
     return (await this.send(text, params)).rowCount ?? 0;
   }
 
-  private async send(text: string, params: readonly unknown[]) {
+  private async send(text: string, params: readonly unknown[], rowMode?: 'array') {
     try {
-      return await this.client.query({ ...pgText(text), values: [...params] });
+      return await this.client.query({
+        ...pgText(text),
+        values: [...params],
+        ...(rowMode ? { rowMode } : {}),
+      });
     } catch (error) {
       throw traced(error);
     }

@@ -1,13 +1,11 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, QueryRunner } from 'typeorm';
-import type { SqliteDriver } from 'typeorm/driver/sqlite/SqliteDriver';
-import { SqliteQueryRunner } from 'typeorm/driver/sqlite/SqliteQueryRunner';
+import { DataSource } from 'typeorm';
 import { AUDIT_LOG, AuditLog } from '../common/audit-context';
 import { EVENT_OUTBOX, EventOutbox } from '../common/event-outbox';
 import { Connections } from './connections';
-import { GroupCommit, Settled } from './group-commit';
-import { databaseOutageCause } from './outage';
+import { GroupCommit, MAX_GROUP_SIZE, MAX_GROUPS_IN_FLIGHT, Settled } from './group-commit';
+import { databaseOutageCause, serviceUnavailable } from './outage';
 import { PgQueryable, PostgresStatements, Sql } from './sql';
 import { Transaction } from './transaction';
 import { UnitOfWork } from './unit-of-work';
@@ -26,6 +24,8 @@ interface Attempt {
 }
 
 const DEADLOCK = /^(40P01|40001)$/;
+/** Tries of a group PostgreSQL ended to break a deadlock (or a serialization failure) with another instance's. */
+const DEADLOCK_RETRIES = 3;
 const isDeadlock = (error: unknown) =>
   DEADLOCK.test(
     String(
@@ -40,13 +40,17 @@ const endsAttempt = (error: unknown) => databaseOutageCause(error) !== undefined
 export class Transactions {
   /** PostgreSQL: tells other instances which rows changed, in the transaction (change-notices.ts). */
   tell?: (sql: Sql, changed: ReadonlyMap<string, readonly number[]>) => Promise<unknown>;
-  private readonly groups = new GroupCommit<Member, unknown>((members) => this.commit(members));
+  private readonly groups: GroupCommit<Member, unknown>;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     @Optional() @Inject(AUDIT_LOG) private readonly auditLog?: AuditLog,
     @Optional() @Inject(EVENT_OUTBOX) private readonly outbox?: EventOutbox,
-  ) {}
+  ) {
+    // PostgreSQL: one group at a time, so that this instance's groups never lock rows in each other's way.
+    const inFlight = dataSource.options.type === 'postgres' ? 1 : MAX_GROUPS_IN_FLIGHT;
+    this.groups = new GroupCommit((members) => this.commit(members), MAX_GROUP_SIZE, inFlight);
+  }
 
   /**
    * `work` in a transaction, for an API `request` (its changes are audited); resolves once that
@@ -64,8 +68,17 @@ export class Transactions {
       try {
         attempt = await this.attempt(left.map((index) => members[index]));
       } catch (error) {
-        if (isDeadlock(error) && ++deadlocks < 3) continue;
-        for (const index of left) settled[index] = { ok: false, error };
+        if (!isDeadlock(error)) {
+          for (const index of left) settled[index] = { ok: false, error };
+          break;
+        }
+        if (++deadlocks < DEADLOCK_RETRIES) continue;
+        // Still in another instance's way: each unit alone, and a conflict that will not clear is a 503.
+        for (const index of left)
+          settled[index] =
+            left.length > 1
+              ? (await this.commit([members[index]]))[0]
+              : { ok: false, error: serviceUnavailable() };
         break;
       }
       const { results, undone } = attempt;
@@ -92,10 +105,10 @@ export class Transactions {
   private async transaction(members: Member[], reachedCommit: () => void): Promise<Attempt> {
     const connections = Connections.of(this.dataSource);
     const { sqlite } = connections;
-    const runner = sqlite
-      ? this.sqliteRunner(sqlite.gate.inside)
-      : this.dataSource.createQueryRunner('master');
-    const sql = sqlite ? sqlite.statements : new PostgresStatements((await runner.connect()) as PgQueryable);
+    const runner = sqlite ? sqlite.runner : this.dataSource.createQueryRunner('master');
+    const sql = sqlite
+      ? sqlite.statements
+      : new PostgresStatements((await runner.connect()) as PgQueryable, connections.failed);
     const transaction = new Transaction(runner.manager, sql, (target) => connections.shape(target));
     const units = members.map(
       ({ request }) => new UnitOfWork(transaction, request, this.auditLog, this.outbox),
@@ -107,7 +120,7 @@ export class Transactions {
         await sql.run('BEGIN IMMEDIATE', []);
         Object.assign(runner, { isTransactionActive: true, transactionDepth: 1 });
       } else await runner.startTransaction();
-      const attempt = sqlite ? await together(members, units) : await inTurn(members, units);
+      const attempt = await inTurn(members, units);
       if (attempt.undone) {
         await (sqlite ? sql.run('ROLLBACK', []) : runner.rollbackTransaction());
         return attempt;
@@ -124,58 +137,26 @@ export class Transactions {
       throw error;
     } finally {
       transaction.ended(committed);
-      await runner.release();
+      // SQLite's runner serves every transaction in turn; releasing it would end it.
+      if (!sqlite) await runner.release();
     }
   }
 
-  /**
-   * What the units gathered: audit events, the changed rows' notices, events last (under their
-   * lock). On SQLite at once: statements wait for no one there, and each costs a turn of the loop.
-   */
+  /** What the units gathered: audit events, the changed rows' notices, events last (under their lock). */
   private async flush(transaction: Transaction): Promise<void> {
     const { audit, events, changed, sql } = transaction;
-    const writes: Array<() => Promise<unknown>> = [];
-    if (audit.length > 0) writes.push(() => transaction.insertRows(this.auditLog!.entity, audit));
+    if (audit.length > 0) await transaction.insertRows(this.auditLog!.entity, audit);
     if (changed.size > 0 && this.tell)
-      writes.push(() => this.tell!(sql, new Map([...changed].map(([table, { ids }]) => [table, ids]))));
+      await this.tell(sql, new Map([...changed].map(([table, { ids }]) => [table, ids])));
     if (events.length > 0) {
-      writes.push(async () => {
-        await transaction.lock(this.outbox!.lockName);
-        await transaction.insertRows(this.outbox!.entity, events);
-      });
+      await transaction.lock(this.outbox!.lockName);
+      await transaction.insertRows(this.outbox!.entity, events);
       transaction.committed.push(() => this.outbox!.committed());
     }
-    if (!sql.postgres) await Promise.all(writes.map((write) => write()));
-    else for (const write of writes) await write();
-  }
-
-  /** Its own runner over the gate's inside handle: TypeORM's one SQLite runner is what the gate holds. */
-  private sqliteRunner(inside: unknown): QueryRunner {
-    const runner = new SqliteQueryRunner(this.dataSource.driver as SqliteDriver);
-    runner.connect = () => Promise.resolve(inside);
-    return Object.assign(runner, { manager: this.dataSource.createEntityManager(runner) });
   }
 }
 
-/**
- * SQLite: the units run at once, so that their statements share turns of the event loop (and
- * their inserts statements). A failed statement undoes only itself there; the units that failed
- * after writing are final, the others run again.
- */
-async function together(members: Member[], units: UnitOfWork[]): Promise<Attempt> {
-  const outcomes = await Promise.allSettled(members.map(({ work }, index) => work(units[index])));
-  const ended = outcomes.find((outcome) => outcome.status === 'rejected' && endsAttempt(outcome.reason));
-  if (ended) throw (ended as PromiseRejectedResult).reason;
-  const results = outcomes.map((outcome): Settled<unknown> =>
-    outcome.status === 'fulfilled'
-      ? { ok: true, value: outcome.value }
-      : { ok: false, error: outcome.reason },
-  );
-  const undone = results.flatMap((result, index) => (!result.ok && units[index].wrote ? [index] : []));
-  return undone.length > 0 ? { results, undone } : { results };
-}
-
-/** PostgreSQL, where a failed statement ends the transaction: one unit after another, up to one that fails after writing. */
+/** One unit after another, up to one that fails after writing (on PostgreSQL a failed statement ends the transaction). */
 async function inTurn(members: Member[], units: UnitOfWork[]): Promise<Attempt> {
   const results: Settled<unknown>[] = [];
   for (const [index, { work }] of members.entries()) {

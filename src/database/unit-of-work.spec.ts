@@ -7,7 +7,8 @@ import { ApiException } from '../common/errors/api-exception';
 import { ChangeEvent, EventOutbox } from '../common/event-outbox';
 import { ResourceStores } from './resource-store';
 import * as rows from './rows';
-import { Transactions, UnitOfWork } from './unit-of-work';
+import { Transactions } from './transactions';
+import { UnitOfWork } from './unit-of-work';
 
 @Entity({ name: 'uow_spec_things' })
 class Thing {
@@ -68,7 +69,7 @@ function outboxOf(committed: () => void): EventOutbox {
 const refused = () => new ApiException('invalid_transition');
 const request = {};
 
-function unitOfWorkSpecs(where: string, env: () => Record<string, string>) {
+function unitOfWorkSpecs(where: string, env: () => Record<string, string>, postgres = false) {
   describe(`Transactions and the unit of work (${where})`, () => {
     let dataSource: DataSource;
     let transactions: Transactions;
@@ -187,6 +188,51 @@ function unitOfWorkSpecs(where: string, env: () => Record<string, string>) {
       expect(await things().get(thing.id)).toEqual({ id: thing.id, name: 'b', version: 2 });
     });
 
+    (postgres ? it : it.skip)(
+      'runs again a transaction PostgreSQL ended to break a deadlock with another instance: both commit',
+      async () => {
+        const shared = await transactions.run((work) => create('shared', work));
+        const other = new Transactions(
+          dataSource,
+          auditLog,
+          outboxOf(() => committedEvents++),
+        );
+        let arrived = 0;
+        let allHere!: () => void;
+        const together = new Promise<void>((resolve) => (allHere = resolve));
+        const meet = () => {
+          if (++arrived === 2) allHere();
+          return together;
+        };
+        const rename = (name: string, work: UnitOfWork) =>
+          things().update(shared.id, { name }, () => undefined, work);
+
+        // One locks the table's ids then wants the row, the other holds the row then wants the ids.
+        const results = await Promise.allSettled([
+          transactions.run(async (work) => {
+            await create('a', work);
+            await meet();
+            return rename('a', work);
+          }),
+          other.run(async (work) => {
+            await rename('b', work);
+            await meet();
+            return create('b', work);
+          }),
+        ]);
+
+        expect(statuses(results)).toEqual(['fulfilled', 'fulfilled']);
+        const made = await dataSource.getRepository(Thing).find({ order: { id: 'ASC' } });
+        expect(
+          made
+            .slice(1)
+            .map((thing) => thing.name)
+            .sort(),
+        ).toEqual(['a', 'b']);
+        expect(made[0]).toMatchObject({ id: shared.id, name: expect.stringMatching(/^[ab]$/), version: 3 });
+      },
+    );
+
     it('answers a read at once while a write transaction is open; a read after a change sees it', async () => {
       const thing = await transactions.run((work) => create('a', work));
       let release!: () => void;
@@ -212,5 +258,5 @@ function unitOfWorkSpecs(where: string, env: () => Record<string, string>) {
 withTempDir((dir) => unitOfWorkSpecs('SQLite file', () => ({ DATABASE_PATH: `${dir()}/uow.sqlite` })));
 describeOnPostgres('the unit of work on PostgreSQL')('', () => {
   afterAll(dropTestSchemas);
-  unitOfWorkSpecs('PostgreSQL', postgresTestEnv);
+  unitOfWorkSpecs('PostgreSQL', postgresTestEnv, true);
 });

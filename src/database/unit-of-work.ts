@@ -3,8 +3,6 @@ import type { AuditLog } from '../common/audit-context';
 import type { ChangeEvent, EventOutbox } from '../common/event-outbox';
 import type { Transaction } from './transaction';
 
-export { Transactions } from './transactions';
-
 /**
  * The changes one request makes, in a transaction that other requests' units may share (a
  * group: one commit for all). Every store method that writes takes it, and so do reads that must

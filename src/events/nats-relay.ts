@@ -10,7 +10,7 @@ import { DataSource } from 'typeorm';
 import { EventEntity } from './event.entity';
 import { EventsService, published } from './events.service';
 import { NatsSink } from './nats-sink';
-import { Transactions } from '../database/unit-of-work';
+import { Transactions } from '../database/transactions';
 import { consumeOutbox, OUTBOX_BATCH, Ticker } from './outbox-consumer';
 
 export const NATS_URL = Symbol('NATS_URL');

@@ -1,5 +1,6 @@
 import { DataSource, LessThan, MoreThan } from 'typeorm';
-import type { Transactions, UnitOfWork } from '../database/unit-of-work';
+import type { Transactions } from '../database/transactions';
+import type { UnitOfWork } from '../database/unit-of-work';
 import { EventEntity } from './event.entity';
 import { OutboxPositionEntity } from './outbox-position.entity';
 

@@ -9,7 +9,8 @@ import {
 import { InjectDataSource } from '@nestjs/typeorm';
 import { SpanStatusCode, trace } from '@opentelemetry/api';
 import { DataSource, In } from 'typeorm';
-import { Transactions, UnitOfWork } from '../database/unit-of-work';
+import { Transactions } from '../database/transactions';
+import { UnitOfWork } from '../database/unit-of-work';
 import { Metrics } from '../observability/metrics';
 import { AddressPolicy } from './address-policy';
 import { EventEntity } from './event.entity';

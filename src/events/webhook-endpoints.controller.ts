@@ -17,7 +17,7 @@ import {
 import { setNextLink } from '../common/pagination/next-link';
 import { RequiredScope } from '../common/scopes';
 import { ApiIdParam } from '../common/validation/id.pipe';
-import { Transactions } from '../database/unit-of-work';
+import { Transactions } from '../database/transactions';
 import { IdempotentRequests } from '../idempotency/idempotent-requests';
 import { EventDto } from './dto/event.dto';
 import {

@@ -8,7 +8,6 @@ import {
   NotFoundException,
   Optional,
 } from '@nestjs/common';
-import { isNativeError } from 'node:util/types';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import { ApiException, ERROR_TRANSLATOR, ErrorTranslator } from '../common/errors/api-exception';
@@ -55,10 +54,11 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const translated = this.translate(exception);
     if (translated) return translated;
 
-    // A driver's error may come from another realm than this code's `Error` (a test's sandbox).
-    const stack = isNativeError(exception) ? exception.stack : String(exception);
+    // A driver's error may not be this realm's `Error` (a test's sandbox, better-sqlite3's SqliteError).
+    const { stack } = (exception ?? {}) as { stack?: unknown };
+
     this.logger.error(
-      { reqId: requestIdOf(request), err: { stack } },
+      { reqId: requestIdOf(request), err: { stack: typeof stack === 'string' ? stack : String(exception) } },
       `Unexpected error on ${request.method} ${(request.route as { path?: string } | undefined)?.path ?? 'unmatched path'}`,
     );
     return new ApiException('internal_error');

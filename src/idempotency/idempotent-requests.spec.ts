@@ -3,7 +3,7 @@ import type { Request, Response } from 'express';
 import { setCaller } from '../auth/caller';
 import { ApiException } from '../common/errors/api-exception';
 import type { Claim, ClaimedKey, IdempotencyService, StoredResponse } from './idempotency.service';
-import type { Transactions } from '../database/unit-of-work';
+import type { Transactions } from '../database/transactions';
 import { IdempotentRequests, requestDigest } from './idempotent-requests';
 
 /** `run` alone: the creates that use transactions are proved end to end (test/idempotency.e2e-spec.ts). */

@@ -6,7 +6,8 @@ import { ApiException, validationFailed } from '../common/errors/api-exception';
 import { IDEMPOTENCY_KEY_FORMAT, IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER } from '../common/openapi/headers';
 import { resourceLocation } from '../common/resource-location';
 import { requestIdOf } from '../http/request-log';
-import { Transactions, UnitOfWork } from '../database/unit-of-work';
+import { Transactions } from '../database/transactions';
+import { UnitOfWork } from '../database/unit-of-work';
 import { Metrics } from '../observability/metrics';
 import { IdempotencyService, LEASE_RENEWAL_MS, StoredResponse } from './idempotency.service';
 

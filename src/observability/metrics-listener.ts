@@ -31,7 +31,7 @@ export class MetricsListener implements OnModuleInit, OnApplicationBootstrap, Be
     const dataSource = this.moduleRef.get(DataSource, { strict: false });
     countQueryErrors(dataSource, this.metrics);
     const { options, driver } = dataSource;
-    if (options.type !== 'postgres') return this.metrics.watchDatabase(options.type);
+    if (options.type !== 'postgres') return this.metrics.watchDatabase('sqlite');
     this.metrics.watchDatabase('postgresql', (driver as unknown as { master: PoolStats }).master);
   }
 

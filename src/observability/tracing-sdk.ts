@@ -10,7 +10,7 @@ import { OTLPTraceExporter as ProtobufTraceExporter } from '@opentelemetry/expor
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import { ConsoleSpanExporter, SpanExporter } from '@opentelemetry/sdk-trace';
 import { REDACTED, redactUrl } from './redact';
-import { Sqlite3Instrumentation } from './sqlite3-instrumentation';
+import { SqliteInstrumentation } from './sqlite-instrumentation';
 import { registerTracing, SERVER_SPAN_IDS, TraceIds } from './tracing-state';
 
 export const DEFAULT_SERVICE_NAME = 'petstore-api';
@@ -80,7 +80,7 @@ export function startTracingSdk(env: Record<string, string | undefined>): NodeSD
       new NestInstrumentation(),
       new PgInstrumentation({ requireParentSpan: true }),
       new IORedisInstrumentation({ requireParentSpan: true }),
-      new Sqlite3Instrumentation(),
+      new SqliteInstrumentation(),
     ],
   });
   sdk.start();

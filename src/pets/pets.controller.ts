@@ -13,7 +13,7 @@ import {
 } from '../common/openapi/operations';
 import { setNextLink } from '../common/pagination/next-link';
 import { responseOf } from '../common/response-of';
-import { Transactions } from '../database/unit-of-work';
+import { Transactions } from '../database/transactions';
 import { IdempotentRequests } from '../idempotency/idempotent-requests';
 import { GET_PET_DEPRECATION } from './deprecation';
 import { PetEntity } from './pet.entity';

@@ -2,7 +2,7 @@ import { TestingModule } from '@nestjs/testing';
 import { featureTestingModule } from '../../test/support/feature-module';
 import { ApiException } from '../common/errors/api-exception';
 import { encodeCursor } from '../common/pagination/cursor';
-import { Transactions } from '../database/unit-of-work';
+import { Transactions } from '../database/transactions';
 import { PetsModule } from './pets.module';
 import { PetsService } from './pets.service';
 import { NewPetDto } from './dto/new-pet.dto';

@@ -15,7 +15,12 @@ export async function withEntitiesDatabase<T>(
   options: Pick<DataSourceOptions, 'entities' | 'subscribers'>,
   use: (dataSource: DataSource) => Promise<T>,
 ): Promise<T> {
-  const dataSource = new DataSource({ type: 'sqlite', database: ':memory:', synchronize: true, ...options });
+  const dataSource = new DataSource({
+    type: 'better-sqlite3',
+    database: ':memory:',
+    synchronize: true,
+    ...options,
+  });
   await dataSource.initialize();
   try {
     return await use(dataSource);

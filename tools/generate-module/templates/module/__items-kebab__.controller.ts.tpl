@@ -26,7 +26,7 @@ import {
 import { setNextLink } from '../common/pagination/next-link';
 import { responseOf } from '../common/response-of';
 // @if mutable
-import { Transactions } from '../database/unit-of-work';
+import { Transactions } from '../database/transactions';
 // @end
 import { IdempotentRequests } from '../idempotency/idempotent-requests';
 import { __Item__Entity } from './__item-kebab__.entity';

@@ -5,7 +5,7 @@ import { sampleBody } from '../../test/support/samples';
 // @end
 import { ApiException } from '../common/errors/api-exception';
 import { encodeCursor } from '../common/pagination/cursor';
-import { Transactions } from '../database/unit-of-work';
+import { Transactions } from '../database/transactions';
 // @each reference
 import { __RefsService__ } from '../__ref_folder__/__ref_folder__.service';
 // @end
