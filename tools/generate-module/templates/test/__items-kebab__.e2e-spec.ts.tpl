@@ -475,24 +475,34 @@ describe('__Items__ API (e2e)', () => {
 
   describe('503 service_unavailable when the database is unavailable', () => {
     // The error node-postgres gives while the server is down (test/database-outage.e2e-spec.ts
-    // proves real outages get here); this checks the module's answer.
+    // proves real outages get here); this checks the module's answer. Without the wait for a
+    // restart (DB_OUTAGE_WAIT_MS), which would run a change again and find the database back.
     const refused = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    let unavailable: NestExpressApplication;
+
+    beforeAll(async () => {
+      unavailable = await startApp({ DB_OUTAGE_WAIT_MS: '0' });
+    });
+
+    afterAll(async () => {
+      await unavailable.close();
+    });
 
     afterEach(() => jest.restoreAllMocks());
 
     it.each([
-      ['list__Items__ 503', 'list', () => list()],
-      ['create__Item__ 503', 'create', () => create({ name: 'First' })],
-      ['get__Item__ 503', 'get', () => get(987_654)],
+      ['list__Items__ 503', 'list', (server: App) => list('', server)],
+      ['create__Item__ 503', 'create', (server: App) => create({ name: 'First' }, {}, server)],
+      ['get__Item__ 503', 'get', (server: App) => get(987_654, server)],
       // @if update
-      ['update__Item__ 503', 'update', () => patch(987_654, { name: 'New' }, { 'If-Match': '"1"' })],
+      ['update__Item__ 503', 'update', (server: App) => patch(987_654, { name: 'New' }, { 'If-Match': '"1"' }, server)],
       // @end
       // @if delete
-      ['delete__Item__ 503', 'delete', () => remove(987_654)],
+      ['delete__Item__ 503', 'delete', (server: App) => remove(987_654, {}, server)],
       // @end
     ] as const)('%s with Retry-After', async (answer, method, send) => {
-      jest.spyOn(app.get(__Items__Service), method).mockRejectedValueOnce(refused());
-      const res = await send();
+      jest.spyOn(unavailable.get(__Items__Service), method).mockRejectedValueOnce(refused());
+      const res = await send(unavailable.getHttpServer());
       expectError(res, answer, 'service_unavailable');
       expect(res.headers['retry-after']).toBeDefined();
     });
