@@ -168,7 +168,11 @@ export async function apiKeyCli(
   let dataSource: DataSource | undefined;
   try {
     dataSource = await openDatabase(database, dataSourceOptions(database, SCHEMAS));
-    const keys = new ApiKeysService(dataSource.getRepository(ApiKeyEntity), new Transactions(dataSource), auth);
+    const keys = new ApiKeysService(
+      dataSource.getRepository(ApiKeyEntity),
+      new Transactions(dataSource),
+      auth,
+    );
     await run(command, args, keys, io);
     return EXIT_OK;
   } catch (error) {

@@ -71,7 +71,11 @@ export class EventsService implements EventOutbox, OnApplicationBootstrap, OnApp
     this.listeners.forEach((listener) => listener());
   }
 
-  list(filter: { type?: string; after?: string }, limit: number, cursor?: string): Promise<Page<EventEntity>> {
+  list(
+    filter: { type?: string; after?: string },
+    limit: number,
+    cursor?: string,
+  ): Promise<Page<EventEntity>> {
     const { type, after } = filter;
     const where =
       type === undefined || type === '*'

@@ -39,7 +39,7 @@ export async function consumeOutbox(
     .run(async (work) => {
       await handle.within?.(work, events);
       const { affected } = await work.manager.update(
-      OutboxPositionEntity,
+        OutboxPositionEntity,
         { name, position },
         { position: events[events.length - 1].id },
       );

@@ -95,7 +95,10 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
           await skipOutbox(this.connection, 'webhooks', Date.now() - CLOCK_SKEW_MS);
           this.skipped = Date.now();
         }
-      } else while ((await consumeOutbox(this.connection, this.transactions, 'webhooks', FAN_OUT)) === OUTBOX_BATCH);
+      } else
+        while (
+          (await consumeOutbox(this.connection, this.transactions, 'webhooks', FAN_OUT)) === OUTBOX_BATCH
+        );
       await this.sendDue();
       this.failing = false;
     } catch (error) {

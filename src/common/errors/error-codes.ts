@@ -70,7 +70,8 @@ export const ERROR_CODES = {
   },
   version_limit_reached: {
     status: 409,
-    message: 'The record cannot change any more: its version is at the largest a JSON number carries exactly.',
+    message:
+      'The record cannot change any more: its version is at the largest a JSON number carries exactly.',
     when: 'a change to a record whose version is already 2^53 − 1 (9007199254740991)',
   },
   precondition_failed: {
