@@ -243,6 +243,14 @@ describe('Pets API (e2e)', () => {
       expect((await get(body.id)).body).toEqual(winner.body);
     });
 
+    it('refuses a change past the largest version JSON carries exactly: 409 version_limit_reached', async () => {
+      const { body } = await create({ name: 'Old' });
+      const last = Number.MAX_SAFE_INTEGER;
+      await app.get(DataSource).query(`UPDATE pets SET version = ${last} WHERE id = ${Number(body.id)}`);
+      const res = await patch(body.id, { name: 'New' }, { 'If-Match': `"${last}"` });
+      expectError(res, 'updatePet 409', 'version_limit_reached');
+    });
+
     it('shows a change at once in get and in every list', async () => {
       const { body } = await create({ name: 'Before' });
       // Read first, so that the reads below would be answered from the cache.
