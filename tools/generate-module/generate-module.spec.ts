@@ -5,11 +5,13 @@ import {
   expand,
   FEATURES_MARKER,
   generateModule,
+  ModuleOptions,
   moduleNames,
   nounOf,
   parseFields,
   parseLifecycle,
   parseOperations,
+  pathsFrom,
   referencedModule,
   registerFeature,
   render,
@@ -139,6 +141,12 @@ describe('generate:module', () => {
     expect(nounOf('animal')).toEqual({ singular: 'animal', plural: 'animals' });
     expect(nounOf('category').plural).toBe('categories');
     expect(nounOf('person,people').plural).toBe('people');
+  });
+
+  it('finds the fewest changes that bring a record from a state to each one it can reach', () => {
+    const lifecycle = parseLifecycle('a,b,c,d', undefined, 'a>b,b>c,a>c,c>a');
+    expect(pathsFrom(lifecycle, 'a')).toEqual({ a: [], b: ['b'], c: ['c'] });
+    expect(pathsFrom(lifecycle, 'b')).toEqual({ b: [], c: ['c'], a: ['c', 'a'] });
   });
 
   it('takes operations that include list, get and create, in their order', () => {
@@ -273,6 +281,79 @@ describe('generate:module', () => {
       expect(read('test/orders.e2e-spec.ts')).toContain(
         "const TRANSITIONS: Record<string, readonly string[]> = { placed: ['paid'], paid: ['shipped'], shipped: [] };",
       );
+    });
+
+    it('without a status on create, and with fields a patch cannot change', () => {
+      cpSync(join(ROOT, 'src', 'pets'), join(root, 'src', 'pets'), { recursive: true });
+      const written = generateModule(
+        root,
+        moduleNames('orders'),
+        {
+          operations: parseOperations('list,get,create,update'),
+          references: ['pets'],
+          fields: parseFields('quantity:int64,note:text(40)?'),
+          lifecycle: parseLifecycle(
+            'placed,delivered,cancelled',
+            undefined,
+            'placed>delivered,placed>cancelled',
+          ),
+          createStatus: false,
+          immutable: ['petId'],
+        },
+        1,
+      );
+      const read = (file: string) => readFileSync(join(root, file), 'utf8');
+      for (const file of written) expect(read(file)).not.toMatch(/__[A-Za-z_-]+__|\/\/ @(if|each|end)/);
+      expect(read('src/orders/dto/new-order.dto.ts')).not.toContain('status?:');
+      expect(read('src/orders/dto/new-order.dto.ts')).toContain('A patch cannot change it.');
+      expect(read('src/orders/dto/update-order.dto.ts')).toMatch(
+        /quantity\?: number;[\s\S]*status\?: OrderStatus;/,
+      );
+      expect(read('src/orders/dto/update-order.dto.ts')).not.toContain('petId');
+      expect(read('src/orders/orders.service.ts')).toContain('      status: DEFAULT_ORDER_STATUS,\n');
+      expect(read('src/orders/orders.service.ts')).not.toContain('requireReferences(patch');
+      expect(read('src/orders/orders.controller.ts')).toContain(
+        'const UPDATE_ERRORS: ModuleErrorCode[] = [\n];',
+      );
+      expect(read('src/orders/orders.controller.ts')).toContain(
+        '{ errors: UPDATE_ERRORS, lifecycle: ORDER_LIFECYCLE }',
+      );
+      expect(read('test/orders.e2e-spec.ts')).toContain(
+        "const PATHS: Record<string, readonly string[]> = { placed: [], delivered: ['delivered'], cancelled: ['cancelled'] };",
+      );
+    });
+
+    it.each([
+      [
+        '--no-create-status without update',
+        { createStatus: false, operations: ['list', 'get', 'create'] },
+        'add update',
+      ],
+      [
+        '--immutable without update',
+        { immutable: ['quantity'], operations: ['list', 'get', 'create'] },
+        'add update',
+      ],
+      [
+        '--no-create-status and no default state',
+        { createStatus: false, lifecycle: parseLifecycle('a,b', 'none') },
+        'gives none',
+      ],
+      [
+        '--no-create-status and a final default state',
+        { createStatus: false, lifecycle: parseLifecycle('a,b', 'a', 'b>a') },
+        'would stay a',
+      ],
+      ['--immutable naming no field', { immutable: ['colour'] }, 'colour is not a required field'],
+      ['--immutable naming an optional field', { immutable: ['note'] }, 'note is not a required field'],
+      ['--immutable naming a field twice', { immutable: ['quantity', 'quantity'] }, 'names a field twice'],
+    ] as [string, ModuleOptions, string][])('refuses %s, and writes nothing', (_label, options, message) => {
+      const fields = parseFields('quantity:int64,note:text(40)?');
+      const operations = parseOperations('list,get,create,update');
+      expect(() => generateModule(root, moduleNames('orders'), { operations, fields, ...options })).toThrow(
+        message,
+      );
+      expect(readdirSync(join(root, 'src')).sort()).toEqual(['features.ts', 'pets']);
     });
 
     it.each([
