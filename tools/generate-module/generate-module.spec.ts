@@ -181,6 +181,32 @@ describe('generate:module', () => {
     expect(() => registerFeature('export const FEATURES = [];', moduleNames('orders'))).toThrow('marker');
   });
 
+  it("shows in docs/extending.md's worked example the command check.sh runs and the code of worked-example.diff", () => {
+    const docs = readFileSync(join(ROOT, 'docs', 'extending.md'), 'utf8');
+    const blocks = [
+      ...docs.slice(docs.indexOf('## Worked example')).matchAll(/^```(\w+)\n([\s\S]*?)^```$/gm),
+    ];
+    const oneLine = (text: string) => text.replace(/\\\n/g, ' ').replace(/\s+/g, ' ').trim();
+    const command = oneLine(blocks.find(([, language]) => language === 'sh')![2]);
+    const check = oneLine(readFileSync(join(__dirname, 'check.sh'), 'utf8'));
+    expect(command).toMatch(/^npm run generate:module -- store-orders /);
+    expect(check).toContain(`${command.replace('npm run generate:module --', 'generate')} --no-build`);
+
+    // What each hunk of the diff leaves in its file: its context and added lines.
+    const hunks = readFileSync(join(__dirname, 'worked-example.diff'), 'utf8')
+      .split(/^(?:@@ .*|diff --git .*)$/m)
+      .map((hunk) =>
+        hunk
+          .split('\n')
+          .filter((line) => /^[ +]/.test(line) && !line.startsWith('+++ '))
+          .map((line) => line.slice(1))
+          .join('\n'),
+      );
+    const code = blocks.filter(([, language]) => language === 'ts').map(([, , text]) => text);
+    expect(code.length).toBeGreaterThan(0);
+    for (const text of code) expect(hunks.filter((hunk) => hunk.includes(text.trimEnd()))).toHaveLength(1);
+  });
+
   describe('in a copy of src/features.ts and the templates', () => {
     let root: string;
 
