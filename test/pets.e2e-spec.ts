@@ -243,6 +243,14 @@ describe('Pets API (e2e)', () => {
       expect((await get(body.id)).body).toEqual(winner.body);
     });
 
+    it('refuses a change past the largest version JSON carries exactly: 409 version_limit_reached', async () => {
+      const { body } = await create({ name: 'Old' });
+      const last = Number.MAX_SAFE_INTEGER;
+      await app.get(DataSource).query(`UPDATE pets SET version = ${last} WHERE id = ${Number(body.id)}`);
+      const res = await patch(body.id, { name: 'New' }, { 'If-Match': `"${last}"` });
+      expectError(res, 'updatePet 409', 'version_limit_reached');
+    });
+
     it('shows a change at once in get and in every list', async () => {
       const { body } = await create({ name: 'Before' });
       // Read first, so that the reads below would be answered from the cache.
@@ -420,20 +428,34 @@ describe('Pets API (e2e)', () => {
 
   describe('503 service_unavailable when the database is unavailable', () => {
     // The error node-postgres gives while the server is down (test/database-outage.e2e-spec.ts
-    // proves real outages get here); this checks the module's answer.
+    // proves real outages get here); this checks the module's answer. Without the wait for a
+    // restart (DB_OUTAGE_WAIT_MS), which would run a change again and find the database back.
     const refused = () =>
       Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    let unavailable: NestExpressApplication;
+
+    beforeAll(async () => {
+      unavailable = await startApp({ DB_OUTAGE_WAIT_MS: '0' });
+    });
+
+    afterAll(async () => {
+      await unavailable.close();
+    });
 
     afterEach(() => jest.restoreAllMocks());
 
     it.each([
-      ['listPets 503', 'list', () => list()],
-      ['createPet 503', 'create', () => create({ name: 'First' })],
-      ['getPet 503', 'get', () => get(987_654)],
-      ['updatePet 503', 'update', () => patch(987_654, { name: 'New' }, { 'If-Match': '"1"' })],
+      ['listPets 503', 'list', (server: App) => list('', server)],
+      ['createPet 503', 'create', (server: App) => create({ name: 'First' }, {}, server)],
+      ['getPet 503', 'get', (server: App) => get(987_654, server)],
+      [
+        'updatePet 503',
+        'update',
+        (server: App) => patch(987_654, { name: 'New' }, { 'If-Match': '"1"' }, server),
+      ],
     ] as const)('%s with Retry-After', async (answer, method, send) => {
-      jest.spyOn(app.get(PetsService), method).mockRejectedValueOnce(refused());
-      const res = await send();
+      jest.spyOn(unavailable.get(PetsService), method).mockRejectedValueOnce(refused());
+      const res = await send(unavailable.getHttpServer());
       expectError(res, answer, 'service_unavailable');
       expect(res.headers['retry-after']).toBeDefined();
     });

@@ -4,11 +4,18 @@
 # its options and holds src/pets to it: they may differ only as tools/generate-module/pets.diff
 # shows, and test/pets.e2e-spec.ts not at all (`--update-pets` rewrites both). Then it
 # generates a `widgets` module (`gadgets` if widgets exists) with the default operations, an
-# `owners` module with update and delete, and `store-orders` referring to pets and to owners with
-# every operation and a lifecycle of its own; type-checks, builds, lints and runs the new modules'
-# unit and e2e tests, the suites that must accept new modules without edits, and the migration
-# check; on PostgreSQL too when TEST_DATABASE_URL names a server (the tests make a database of
-# their own on it).
+# `owners` module with update and delete and no status on create, `purchases` referring to pets
+# and to owners with every operation, a lifecycle of its own and fields a patch cannot change, and
+# the worked example of docs/extending.md: `store-orders`, with the edits of worked-example.diff
+# applied (its rules and their test, test/store-orders-rules.e2e-spec.ts). It type-checks,
+# builds, lints and runs the new modules' unit and e2e tests, the suites that must accept new
+# modules without edits, and the migration check; on PostgreSQL too when TEST_DATABASE_URL names
+# a server (the tests make a database of their own on it).
+#
+# To change the worked example: generate it with the command below in a clean checkout, `git add
+# -A && git apply tools/generate-module/worked-example.diff`, edit, then `git add -N` the new
+# files and write `git diff` (without its `index` lines) to worked-example.diff. docs/extending.md
+# shows its code: tools/generate-module/generate-module.spec.ts holds the two to the same text.
 set -euo pipefail
 case "${1:-}" in -h | --help)
   echo 'usage: npm run test:generator [-- [--update-pets] [<jest options>]]'
@@ -31,7 +38,7 @@ cd "$root"
 # The files that exist (a tracked file deleted in the working tree is left out).
 git ls-files -co --exclude-standard -z \
   | while IFS= read -r -d '' file; do
-      case "$file" in node_modules/*) continue ;; esac
+      case "$file" in node_modules | node_modules/*) continue ;; esac
       [ -e "$file" ] && printf '%s\0' "$file"
     done \
   | tar --null -cf - -T - | tar -xf - -C "$copy"
@@ -73,22 +80,30 @@ mv .pets/src src/pets && mv .pets/pets.e2e-spec.ts test/ && mv .pets/features.ts
 name=widgets
 [ -e src/widgets ] && name=gadgets
 
+# The worked example first: its diff expects the codes of the first module to refer to pets.
+generate store-orders --references pets --fields quantity:int64 --states placed,delivered,cancelled \
+  --transitions 'placed>delivered,placed>cancelled' --no-create-status --immutable petId \
+  --operations list,get,create,update --no-build
+git apply tools/generate-module/worked-example.diff
 all=list,get,create,update,delete
 generate "$name" --no-build
-generate owners --operations "$all" --no-build
-generate store-orders --references pets,owners --operations "$all" --fields 'quantity:int64,note:text(200)?' \
-  --states placed,paid,shipped,cancelled --transitions 'placed>paid,placed>cancelled,paid>shipped'
-modules=("$name" owners store-orders)
+generate owners --operations "$all" --no-create-status --no-build
+generate purchases --references pets,owners --operations "$all" --fields 'quantity:int64,note:text(200)?' \
+  --states placed,paid,shipped,cancelled --transitions 'placed>paid,placed>cancelled,paid>shipped' \
+  --immutable ownerId,quantity --no-build
+npm run -s openapi:export > generate.log 2>&1 || { cat generate.log; exit 1; }
+modules=(store-orders "$name" owners purchases)
 npm run -s typecheck
 npm run -s lint
 npm run -s migration:check
 specs=()
 for module in "${modules[@]}"; do specs+=("src/$module" "test/$module.e2e-spec.ts"); done
-npx jest --ci "${specs[@]}" src/database src/app/app.module.spec.ts test/error-catalogue.e2e-spec.ts \
+npx jest --ci "${specs[@]}" test/store-orders-rules.e2e-spec.ts src/database src/app/app.module.spec.ts test/error-catalogue.e2e-spec.ts \
   test/openapi.e2e-spec.ts test/contract.e2e-spec.ts test/swagger-ui.e2e-spec.ts test/migrations.e2e-spec.ts \
   test/scopes.e2e-spec.ts "$@"
 # With TEST_DATABASE_URL (as CI sets it), the modules' e2e specs and the migration check on
-# PostgreSQL too, in a database the run makes on that server and drops.
+# PostgreSQL too, in a database the run makes on that server and drops (`test/store-orders` is
+# the worked example's two specs).
 if [ -n "$pg_url" ]; then
   TEST_DATABASE_URL="$pg_url" npx jest --ci "${modules[@]/#/test/}" test/migrations.e2e-spec.ts
 fi

@@ -5,11 +5,13 @@ import {
   expand,
   FEATURES_MARKER,
   generateModule,
+  ModuleOptions,
   moduleNames,
   nounOf,
   parseFields,
   parseLifecycle,
   parseOperations,
+  pathsFrom,
   referencedModule,
   registerFeature,
   render,
@@ -141,6 +143,12 @@ describe('generate:module', () => {
     expect(nounOf('person,people').plural).toBe('people');
   });
 
+  it('finds the fewest changes that bring a record from a state to each one it can reach', () => {
+    const lifecycle = parseLifecycle('a,b,c,d', undefined, 'a>b,b>c,a>c,c>a');
+    expect(pathsFrom(lifecycle, 'a')).toEqual({ a: [], b: ['b'], c: ['c'] });
+    expect(pathsFrom(lifecycle, 'b')).toEqual({ b: [], c: ['c'], a: ['c', 'a'] });
+  });
+
   it('takes operations that include list, get and create, in their order', () => {
     expect(parseOperations('delete,list,get,create')).toEqual(['list', 'get', 'create', 'delete']);
     expect(() => parseOperations('list,get')).toThrow('must include list, get, create');
@@ -171,6 +179,32 @@ describe('generate:module', () => {
         `\nexport const FEATURES = [\n  { module: A },\n  { module: OrdersModule, schema: ORDERS_SCHEMA },\n${FEATURES_MARKER}\n];\n`,
     );
     expect(() => registerFeature('export const FEATURES = [];', moduleNames('orders'))).toThrow('marker');
+  });
+
+  it("shows in docs/extending.md's worked example the command check.sh runs and the code of worked-example.diff", () => {
+    const docs = readFileSync(join(ROOT, 'docs', 'extending.md'), 'utf8');
+    const blocks = [
+      ...docs.slice(docs.indexOf('## Worked example')).matchAll(/^```(\w+)\n([\s\S]*?)^```$/gm),
+    ];
+    const oneLine = (text: string) => text.replace(/\\\n/g, ' ').replace(/\s+/g, ' ').trim();
+    const command = oneLine(blocks.find(([, language]) => language === 'sh')![2]);
+    const check = oneLine(readFileSync(join(__dirname, 'check.sh'), 'utf8'));
+    expect(command).toMatch(/^npm run generate:module -- store-orders /);
+    expect(check).toContain(`${command.replace('npm run generate:module --', 'generate')} --no-build`);
+
+    // What each hunk of the diff leaves in its file: its context and added lines.
+    const hunks = readFileSync(join(__dirname, 'worked-example.diff'), 'utf8')
+      .split(/^(?:@@ .*|diff --git .*)$/m)
+      .map((hunk) =>
+        hunk
+          .split('\n')
+          .filter((line) => /^[ +]/.test(line) && !line.startsWith('+++ '))
+          .map((line) => line.slice(1))
+          .join('\n'),
+      );
+    const code = blocks.filter(([, language]) => language === 'ts').map(([, , text]) => text);
+    expect(code.length).toBeGreaterThan(0);
+    for (const text of code) expect(hunks.filter((hunk) => hunk.includes(text.trimEnd()))).toHaveLength(1);
   });
 
   describe('in a copy of src/features.ts and the templates', () => {
@@ -273,6 +307,79 @@ describe('generate:module', () => {
       expect(read('test/orders.e2e-spec.ts')).toContain(
         "const TRANSITIONS: Record<string, readonly string[]> = { placed: ['paid'], paid: ['shipped'], shipped: [] };",
       );
+    });
+
+    it('without a status on create, and with fields a patch cannot change', () => {
+      cpSync(join(ROOT, 'src', 'pets'), join(root, 'src', 'pets'), { recursive: true });
+      const written = generateModule(
+        root,
+        moduleNames('orders'),
+        {
+          operations: parseOperations('list,get,create,update'),
+          references: ['pets'],
+          fields: parseFields('quantity:int64,note:text(40)?'),
+          lifecycle: parseLifecycle(
+            'placed,delivered,cancelled',
+            undefined,
+            'placed>delivered,placed>cancelled',
+          ),
+          createStatus: false,
+          immutable: ['petId'],
+        },
+        1,
+      );
+      const read = (file: string) => readFileSync(join(root, file), 'utf8');
+      for (const file of written) expect(read(file)).not.toMatch(/__[A-Za-z_-]+__|\/\/ @(if|each|end)/);
+      expect(read('src/orders/dto/new-order.dto.ts')).not.toContain('status?:');
+      expect(read('src/orders/dto/new-order.dto.ts')).toContain('A patch cannot change it.');
+      expect(read('src/orders/dto/update-order.dto.ts')).toMatch(
+        /quantity\?: number;[\s\S]*status\?: OrderStatus;/,
+      );
+      expect(read('src/orders/dto/update-order.dto.ts')).not.toContain('petId');
+      expect(read('src/orders/orders.service.ts')).toContain('      status: DEFAULT_ORDER_STATUS,\n');
+      expect(read('src/orders/orders.service.ts')).not.toContain('requireReferences(patch');
+      expect(read('src/orders/orders.controller.ts')).toContain(
+        'const UPDATE_ERRORS: ModuleErrorCode[] = [\n];',
+      );
+      expect(read('src/orders/orders.controller.ts')).toContain(
+        '{ errors: UPDATE_ERRORS, lifecycle: ORDER_LIFECYCLE }',
+      );
+      expect(read('test/orders.e2e-spec.ts')).toContain(
+        "const PATHS: Record<string, readonly string[]> = { placed: [], delivered: ['delivered'], cancelled: ['cancelled'] };",
+      );
+    });
+
+    it.each([
+      [
+        '--no-create-status without update',
+        { createStatus: false, operations: ['list', 'get', 'create'] },
+        'add update',
+      ],
+      [
+        '--immutable without update',
+        { immutable: ['quantity'], operations: ['list', 'get', 'create'] },
+        'add update',
+      ],
+      [
+        '--no-create-status and no default state',
+        { createStatus: false, lifecycle: parseLifecycle('a,b', 'none') },
+        'gives none',
+      ],
+      [
+        '--no-create-status and a final default state',
+        { createStatus: false, lifecycle: parseLifecycle('a,b', 'a', 'b>a') },
+        'would stay a',
+      ],
+      ['--immutable naming no field', { immutable: ['colour'] }, 'colour is not a required field'],
+      ['--immutable naming an optional field', { immutable: ['note'] }, 'note is not a required field'],
+      ['--immutable naming a field twice', { immutable: ['quantity', 'quantity'] }, 'names a field twice'],
+    ] as [string, ModuleOptions, string][])('refuses %s, and writes nothing', (_label, options, message) => {
+      const fields = parseFields('quantity:int64,note:text(40)?');
+      const operations = parseOperations('list,get,create,update');
+      expect(() => generateModule(root, moduleNames('orders'), { operations, fields, ...options })).toThrow(
+        message,
+      );
+      expect(readdirSync(join(root, 'src')).sort()).toEqual(['features.ts', 'pets']);
     });
 
     it.each([

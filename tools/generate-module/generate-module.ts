@@ -487,12 +487,19 @@ export interface ModuleOptions {
   lifecycle?: LifecycleSpec;
   /** The words of its docs and messages, singular and plural, when not the module's name. */
   noun?: { singular: string; plural: string };
+  /** False: a create takes no status; a record starts in the default state and moves only by patches. */
+  createStatus?: boolean;
+  /** Required fields and references' fields (`petId`) that a patch cannot change. */
+  immutable?: readonly string[];
 }
 
 const quoted = (values: readonly string[]) => values.map((value) => `'${value}'`).join(', ');
 
 /** The tokens and flags of each field (an `// @each field` block), and the samples tests send. */
-function fieldItems(fields: readonly FieldSpec[]): { items: ListItem[]; tokens: Record<string, string> } {
+function fieldItems(
+  fields: readonly FieldSpec[],
+  immutable: readonly string[],
+): { items: ListItem[]; tokens: Record<string, string> } {
   const sample = (field: FieldSpec) => (field.type === 'int64' ? '7' : "'More'");
   const literal = (entries: FieldSpec[]) =>
     `{ ${entries.map((field) => `${field.name}: ${sample(field)}`).join(', ')} }`;
@@ -504,23 +511,52 @@ function fieldItems(fields: readonly FieldSpec[]): { items: ListItem[]; tokens: 
         __field_max__: String(field.maxLength),
         __field_sample__: sample(field),
       },
-      flags: { text: field.type === 'text', int64: field.type === 'int64', optional: field.optional },
+      flags: {
+        text: field.type === 'text',
+        int64: field.type === 'int64',
+        optional: field.optional,
+        immutable: immutable.includes(field.name),
+      },
     })),
     tokens: {
       __REQUIRED_FIELDS__: literal(fields.filter((field) => !field.optional)),
       __OPTIONAL_FIELDS__: literal(fields.filter((field) => field.optional)),
       __OPTIONAL_NAMES__: `[${quoted(fields.filter((field) => field.optional).map((field) => field.name))}]`,
+      __IMMUTABLE_NAMES__: `[${quoted(immutable)}]`,
     },
   };
 }
 
-function lifecycleTokens(lifecycle: LifecycleSpec): Record<string, string> {
+/** The changes that bring a record from `start` to each state it can reach (breadth first: the fewest). */
+export function pathsFrom(lifecycle: LifecycleSpec, start: string): Record<string, string[]> {
+  const paths: Record<string, string[]> = { [start]: [] };
+  const queue = [start];
+  for (let from = queue.shift(); from !== undefined; from = queue.shift())
+    for (const to of lifecycle.transitions[from])
+      if (!(to in paths)) {
+        paths[to] = [...paths[from], to];
+        queue.push(to);
+      }
+  return paths;
+}
+
+/** The lifecycle's tokens; without a status on create, the tests' moves start where every record does. */
+function lifecycleTokens(lifecycle: LifecycleSpec, createStatus: boolean): Record<string, string> {
   const table = lifecycle.states
     .map((state) => `${state}: [${quoted(lifecycle.transitions[state])}]`)
     .join(', ');
-  const other = lifecycle.states.find((state) => state !== (lifecycle.initial ?? lifecycle.states[0]))!;
-  const from = lifecycle.states.find((state) => lifecycle.transitions[state].length > 0);
+  const start = lifecycle.initial ?? lifecycle.states[0];
+  const other = createStatus
+    ? lifecycle.states.find((state) => state !== start)!
+    : lifecycle.transitions[start][0];
+  const from = createStatus
+    ? lifecycle.states.find((state) => lifecycle.transitions[state].length > 0)
+    : start;
+  const paths = Object.entries(pathsFrom(lifecycle, start))
+    .map(([state, path]) => `${state}: [${quoted(path)}]`)
+    .join(', ');
   return {
+    __PATHS__: `{ ${paths} }`,
     __move_from__: from ?? '',
     __move_to__: from === undefined ? '' : lifecycle.transitions[from][0],
     __STATES__: quoted(lifecycle.states),
@@ -530,6 +566,40 @@ function lifecycleTokens(lifecycle: LifecycleSpec): Record<string, string> {
     __other_state__: other,
     __TRANSITIONS__: `{ ${table} }`,
   };
+}
+
+/**
+ * Refuses what `--no-create-status` and `--immutable` cannot mean here: both need update (the
+ * only way a record changes), a new record needs a state to start in and a way out of it, and
+ * only a required field or a reference (`fields`) can be fixed at create.
+ */
+function checkChangeRules(
+  operations: readonly Operation[],
+  lifecycle: LifecycleSpec,
+  createStatus: boolean,
+  immutable: readonly string[],
+  fields: readonly string[],
+): void {
+  const option = [
+    ...(createStatus ? [] : ['--no-create-status']),
+    ...(immutable.length > 0 ? ['--immutable'] : []),
+  ];
+  if (option.length > 0 && !operations.includes('update'))
+    throw new Error(`${option.join(' and ')}: a record changes only by a patch; add update to --operations`);
+  if (!createStatus && lifecycle.initial === null)
+    throw new Error(
+      '--no-create-status: a new record starts in the default state; --default-state none gives none',
+    );
+  if (!createStatus && lifecycle.transitions[lifecycle.initial!].length === 0)
+    throw new Error(
+      `--no-create-status: every record would stay ${lifecycle.initial}; give it a transition (--transitions)`,
+    );
+  if (new Set(immutable).size !== immutable.length) throw new Error('--immutable names a field twice');
+  const unknown = immutable.find((field) => !fields.includes(field));
+  if (unknown !== undefined)
+    throw new Error(
+      `--immutable: ${unknown} is not a required field or a reference's field (${fields.join(', ') || 'none'})`,
+    );
 }
 
 /** Writes the module into the project at `root`; returns the files written (relative to root). */
@@ -550,11 +620,25 @@ export function generateModule(
   const codes = declaredCodes(root);
   const references = folders.map((folder) => referenceTokens(names, referencedModule(root, folder), codes));
   const fieldSpecs = options.fields ?? parseFields(DEFAULT_FIELDS);
-  const fields = fieldItems(fieldSpecs);
   const clash = fieldSpecs.find((field) => references.some((ref) => `${ref.__ref__}Id` === field.name));
   if (clash) throw new Error(`--fields: ${clash.name} is a reference's field already`);
   const lifecycle = options.lifecycle ?? parseLifecycle();
-  const tokens = { ...templateTokens(words, timestamp), ...fields.tokens, ...lifecycleTokens(lifecycle) };
+  const createStatus = options.createStatus ?? true;
+  const immutable = options.immutable ?? [];
+  checkChangeRules(operations, lifecycle, createStatus, immutable, [
+    ...fieldSpecs.filter((field) => !field.optional).map((field) => field.name),
+    ...references.map((ref) => `${ref.__ref__}Id`),
+  ]);
+  const fields = fieldItems(fieldSpecs, immutable);
+  const tokens = {
+    ...templateTokens(words, timestamp),
+    ...fields.tokens,
+    ...lifecycleTokens(lifecycle, createStatus),
+  };
+  const refItems = references.map((tokens) => ({
+    tokens,
+    flags: { immutable: immutable.includes(`${tokens.__ref__}Id`) },
+  }));
   const flags = {
     update: operations.includes('update'),
     delete: operations.includes('delete'),
@@ -564,8 +648,22 @@ export function generateModule(
     moves: lifecycle.states.some((state) => lifecycle.transitions[state].length > 0),
     int64Fields: fieldSpecs.some((field) => field.type === 'int64'),
     removable: fieldSpecs.some((field) => field.optional) || lifecycle.initial === null,
+    createStatus,
+    /** A new record's body has a property that may be left out. */
+    omittable: createStatus || fieldSpecs.some((field) => field.optional),
+    immutables: immutable.length > 0,
+    /** Some reference a patch cannot change: an update answers fewer of the module's codes than a create. */
+    immutableReferences: refItems.some((item) => item.flags.immutable),
+    /** Some reference a patch can change: an update checks it. */
+    patchableReferences: refItems.some((item) => !item.flags.immutable),
+    /** A patch takes an id or an int64. */
+    patchableIds:
+      refItems.some((item) => !item.flags.immutable) ||
+      fieldSpecs.some((field) => field.type === 'int64' && !immutable.includes(field.name)),
+    /** The tests expect what a create answers from the body they sent (its references differ each time). */
+    expectSent: references.length > 0 || !createStatus,
   };
-  const lists = { reference: references.map((tokens) => ({ tokens })), field: fields.items };
+  const lists = { reference: refItems, field: fields.items };
   const targets: [template: string, target: string][] = [
     ...templateFiles(join(TEMPLATES, 'module')).map((file): [string, string] => [
       join(TEMPLATES, 'module', file),
@@ -613,11 +711,14 @@ const USAGE = `usage: npm run generate:module -- <name> [options]
   --states <a>,<b>,...         its statuses (default active,archived); the first is the default
   --default-state <state|none> what a record created without a status gets; none: no status
   --transitions '<a>><b>,...'  the only status changes allowed (default: every one)
+  --no-create-status           a create takes no status: a record starts in the default state and
+                               changes it only by a patch (needs update)
   --references <module>,...    modules its records belong to (a foreign key each)
+  --immutable <field>,...      required fields or references (petId) that a patch cannot change
   --operations list,get,create[,update][,delete]
   --no-build                   leave openapi.yaml as it is
   --timestamp <ms>             the create migration's time (default: now)
-e.g. store-orders --references pets --operations list,get,create,update`;
+e.g. store-orders --references pets --immutable petId --operations list,get,create,update`;
 
 function main(argv: string[]): void {
   if (argv.includes('--help') || argv.includes('-h')) {
@@ -640,9 +741,14 @@ function main(argv: string[]): void {
   );
   const nounValue = takeOption(args, '--noun');
   const timestamp = takeOption(args, '--timestamp');
-  const unknown = args.filter((arg) => arg.startsWith('--') && arg !== '--no-build');
+  const immutable = takeOption(args, '--immutable')
+    ?.split(',')
+    .map((field) => field.trim());
+  const switches = ['--no-build', '--no-create-status'];
+  const unknown = args.filter((arg) => arg.startsWith('--') && !switches.includes(arg));
   if (unknown.length > 0) throw new Error(`unknown option ${unknown.join(', ')}\n${USAGE}`);
   const build = !args.includes('--no-build');
+  const createStatus = !args.includes('--no-create-status');
   const positional = args.filter((arg) => !arg.startsWith('--'));
   if (positional.length !== 1) throw new Error(USAGE);
   const names = moduleNames(positional[0], singular);
@@ -654,7 +760,7 @@ function main(argv: string[]): void {
   const written = generateModule(
     ROOT,
     names,
-    { operations, references, fields, lifecycle, noun },
+    { operations, references, fields, lifecycle, noun, createStatus, immutable },
     timestamp === undefined ? undefined : Number(timestamp),
   );
   const run = (command: string, commandArgs: string[]) =>

@@ -4,7 +4,12 @@ import { Lifecycle } from '../common/lifecycle';
 export const __ITEM___STATUSES = [__STATES__] as const;
 export type __Item__Status = (typeof __ITEM___STATUSES)[number];
 // @if defaultState
+// @if createStatus
 /** What __a_noun__ created without a status gets (entity, DTO and document say so). */
+// @end
+// @if !createStatus
+/** Where every new __noun__ starts: a create takes no status. */
+// @end
 export const DEFAULT___ITEM___STATUS: __Item__Status = __DEFAULT_STATE__;
 // @end
 // @if !defaultState

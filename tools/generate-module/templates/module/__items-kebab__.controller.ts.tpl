@@ -47,12 +47,30 @@ import { Update__Item__Dto } from './dto/update-__item-kebab__.dto';
 /** Its path under /v1 (in `Location` and `Link`, and its OpenAPI tag), its id, and its words. */
 const __ITEMS__: Resource = { collection: '__items-kebab__', param: '__item__Id', noun: '__noun__', nouns: '__nouns__' };
 // @if references
+// @if !immutableReferences
 /** The module's own codes (`__items-kebab__.errors.ts`) that a create or an update may answer. */
 const MODULE_ERRORS: ModuleErrorCode[] = [
   // @each reference
   __ITEMS___ERRORS.__ref_code__,
   // @end
 ];
+// @end
+// @if immutableReferences
+/** The module's own codes (`__items-kebab__.errors.ts`) that a create may answer. */
+const MODULE_ERRORS: ModuleErrorCode[] = [
+  // @each reference
+  __ITEMS___ERRORS.__ref_code__,
+  // @end
+];
+/** Those an update may answer: it cannot change every reference. */
+const UPDATE_ERRORS: ModuleErrorCode[] = [
+  // @each reference
+  // @if !immutable
+  __ITEMS___ERRORS.__ref_code__,
+  // @end
+  // @end
+];
+// @end
 // @end
 // @if !references
 /** The module's own codes that a create or an update may answer (`declareErrorCodes`). */
@@ -92,7 +110,13 @@ export class __Items__Controller {
    * Add __a_noun__
    *
    * @remarks The service assigns the `id` and returns the whole __noun__. The body is a
+   // @if createStatus
    * New__Item__ with no other properties (`id` included).
+   // @end
+   // @if !createStatus
+   * New__Item__ with no other properties (`id` and `status` included): a new __noun__ is
+   * `__default_state__` until a change moves it.
+   // @end
    */
   @CreateOperation(__Item__Dto, __ITEMS__, { versioned: true, errors: MODULE_ERRORS })
   create__Item__(
@@ -128,7 +152,12 @@ export class __Items__Controller {
    * the last change), so that no change is lost to another made meanwhile. A patch that changes
    * nothing answers the __noun__ as it is, its version unchanged.
    */
+  // @if !immutableReferences
   @UpdateOperation(__Item__Dto, Update__Item__Dto, __ITEMS__, { errors: MODULE_ERRORS, lifecycle: __ITEM___LIFECYCLE })
+  // @end
+  // @if immutableReferences
+  @UpdateOperation(__Item__Dto, Update__Item__Dto, __ITEMS__, { errors: UPDATE_ERRORS, lifecycle: __ITEM___LIFECYCLE })
+  // @end
   async update__Item__(
     @IdParam(__ITEMS__) id: number,
     @Body() patch: Update__Item__Dto,

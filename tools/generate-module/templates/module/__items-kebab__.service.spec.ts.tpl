@@ -23,7 +23,24 @@ describe('__Items__Service', () => {
   const OPTIONAL = __OPTIONAL_FIELDS__;
   const none = Object.fromEntries(Object.keys(OPTIONAL).map((field) => [field, null]));
   let transactions: Transactions;
+  // @if !references
   const create = (dto: New__Item__Dto) => transactions.run((work) => service.create(dto, work));
+  // @end
+  // @if references
+  /** New records for the next body to refer to: a rule of the module may use one up. */
+  async function refer(): Promise<void> {
+    // @each reference
+    const __ref__ = (await sampleBody('__NewRef__')) as never;
+    required.__ref__Id = (await transactions.run((work) => moduleRef.get(__RefsService__).create(__ref__, work))).id;
+    // @end
+  }
+  /** Each __noun__ refers to records of its own. */
+  async function create(dto: New__Item__Dto) {
+    const created = await transactions.run((work) => service.create(dto, work));
+    await refer();
+    return created;
+  }
+  // @end
   // @if update
   const always = () => undefined;
   type Update = Parameters<__Items__Service['update']>;
@@ -40,9 +57,8 @@ describe('__Items__Service', () => {
     service = moduleRef.get(__Items__Service);
     transactions = moduleRef.get(Transactions);
     required = { ...__REQUIRED_FIELDS__ };
-    // @each reference
-    const __ref__ = (await sampleBody('__NewRef__')) as never;
-    required.__ref__Id = (await transactions.run((work) => moduleRef.get(__RefsService__).create(__ref__, work))).id;
+    // @if references
+    await refer();
     // @end
   });
 
@@ -51,11 +67,31 @@ describe('__Items__Service', () => {
   });
 
   it('creates __a_noun__ with a new id, version 1 and the default status, and gets it back', async () => {
+    // @if !expectSent
     const first = await create(body({ name: 'First', ...OPTIONAL }));
     const second = await create(body({ name: 'Second', status: '__other_state__' }));
 
     expect(first).toEqual({ id: 1, name: 'First', ...required, ...OPTIONAL, status: __DEFAULT_STATE__, version: 1 });
     expect(second).toEqual({ id: 2, name: 'Second', ...required, ...none, status: '__other_state__', version: 1 });
+    // @end
+    // @if expectSent
+    const firstBody = body({ name: 'First', ...OPTIONAL });
+    const first = await create(firstBody);
+    // @if createStatus
+    const secondBody = body({ name: 'Second', status: '__other_state__' });
+    const second = await create(secondBody);
+
+    expect(first).toEqual({ id: 1, ...firstBody, status: __DEFAULT_STATE__, version: 1 });
+    expect(second).toEqual({ id: 2, ...none, ...secondBody, version: 1 });
+    // @end
+    // @if !createStatus
+    const secondBody = body({ name: 'Second' });
+    const second = await update((await create(secondBody)).id, { status: '__other_state__' }, always);
+
+    expect(first).toEqual({ id: 1, ...firstBody, status: __DEFAULT_STATE__, version: 1 });
+    expect(second).toEqual({ id: 2, ...none, ...secondBody, status: '__other_state__', version: 2 });
+    // @end
+    // @end
     await expect(service.get(2)).resolves.toEqual(second);
   });
 
@@ -65,7 +101,12 @@ describe('__Items__Service', () => {
 
   it('lists page by page in id order, with a cursor while more follow, and by status', async () => {
     for (const name of ['a', 'b', 'c']) await create(body({ name }));
+    // @if createStatus
     await create(body({ name: 'd', status: '__other_state__' }));
+    // @end
+    // @if !createStatus
+    await update((await create(body({ name: 'd' }))).id, { status: '__other_state__' }, always);
+    // @end
 
     const first = await service.list({ limit: 2 });
     expect(first.items.map((__item__) => __item__.name)).toEqual(['a', 'b']);

@@ -80,7 +80,12 @@ export class __Items__Service {
       __field__: new__Item__.__field__,
       // @end
       // @end
+      // @if createStatus
       status: new__Item__.status ?? DEFAULT___ITEM___STATUS,
+      // @end
+      // @if !createStatus
+      status: DEFAULT___ITEM___STATUS,
+      // @end
       // @each reference
       __ref__Id: new__Item__.__ref__Id,
       // @end
@@ -113,7 +118,7 @@ export class __Items__Service {
     ifMatch: (current: __Item__Entity) => void,
     work: UnitOfWork,
   ): Promise<__Item__Entity> {
-    // @if references
+    // @if patchableReferences
     await requireReferences(patch, this.references);
     // @end
     const change = this.__items__.update(
@@ -125,10 +130,10 @@ export class __Items__Service {
       },
       work,
     );
-    // @if !references
+    // @if !patchableReferences
     const updated = await change;
     // @end
-    // @if references
+    // @if patchableReferences
     const updated = await keepReferences(change, patch, this.references);
     // @end
     if (!updated) throw this.notFound(id);

@@ -57,12 +57,33 @@ describe('__Items__ API (e2e)', () => {
   });
 
   const list = (query = '', server: App = http) => request(server).get(`/v1/__items-kebab__${query}`).set(AUTH);
+  // @if !references
   const create = (body: object, headers: Record<string, string> = {}, server: App = http) =>
     request(server)
       .post('/v1/__items-kebab__')
       .set(AUTH)
       .set(headers)
       .send({ ...required, ...body });
+  // @end
+  // @if references
+  /**
+   * Unless `body` names them, each __noun__ refers to new records of its own (a rule of the module
+   * may use one up): `required` holds them, for what the test expects.
+   */
+  async function create(body: object, headers: Record<string, string> = {}, server: App = http): Promise<request.Response> {
+    const named = [
+      // @each reference
+      '__ref__Id',
+      // @end
+    ];
+    if (!named.every((field) => field in body)) required = { ...required, ...(await makeRefs(http)) };
+    return request(server)
+      .post('/v1/__items-kebab__')
+      .set(AUTH)
+      .set(headers)
+      .send({ ...required, ...body });
+  }
+  // @end
   const get = (id: number | string, server: App = http) =>
     request(server).get(`/v1/__items-kebab__/${id}`).set(AUTH);
   // @if update
@@ -74,6 +95,16 @@ describe('__Items__ API (e2e)', () => {
       .set('Content-Type', 'application/merge-patch+json')
       .set(headers)
       .send(typeof body === 'string' ? body : JSON.stringify(body));
+  // @if !createStatus
+  /** The changes that bring a new __noun__ (`__default_state__`) to each status it can reach. */
+  const PATHS: Record<string, readonly string[]> = __PATHS__;
+  /** A new __noun__ brought to `status` along the lifecycle: the last answer. */
+  async function createIn(status: string, body: object = {}): Promise<request.Response> {
+    let res = await create({ name: 'Moving', ...body });
+    for (const step of PATHS[status]) res = await patch(res.body.id, { status: step }, { 'If-Match': res.headers.etag });
+    return res;
+  }
+  // @end
   // @end
   // @if delete
   const remove = (id: number | string, headers: Record<string, string> = {}, server: App = http) =>
@@ -125,8 +156,10 @@ describe('__Items__ API (e2e)', () => {
     expect(contract.check(read)).toBe('get__Item__ 200');
     expect(read.body).toEqual(created.body);
     expect(read.headers.etag).toBe('"1"');
+    // @if createStatus
     const other = await create({ name: 'Second', status: '__other_state__' });
     expect(other.body).toEqual({ id: expect.any(Number), name: 'Second', ...required, status: '__other_state__' });
+    // @end
   });
 
   it.each([
@@ -134,6 +167,9 @@ describe('__Items__ API (e2e)', () => {
     ['a wrong type', { name: 7 }, 'name'],
     ['an unknown property', { name: 'First', id: 3 }, 'id'],
     ['a status that is not one', { name: 'First', status: 'lost' }, 'status'],
+    // @if !createStatus
+    ['a status: a new __noun__ is __default_state__', { name: 'First', status: '__default_state__' }, 'status'],
+    // @end
   ])('refuses %s: 400 validation_failed naming the field', async (_label, body, field) => {
     const res = await create(body);
     expectError(res, 'create__Item__ 400', 'validation_failed');
@@ -183,7 +219,12 @@ describe('__Items__ API (e2e)', () => {
   it('pages with limit and a next link until the last page, in id order, of all or of one status', async () => {
     const before = await walk();
     const made = [];
+    // @if createStatus
     for (const name of ['b', 'c', 'd']) made.push((await create({ name, status: '__other_state__' })).body);
+    // @end
+    // @if !createStatus
+    for (const name of ['b', 'c', 'd']) made.push((await createIn('__other_state__', { name })).body);
+    // @end
     const all = await walk();
     expect(all).toEqual([...before, ...made]);
     expect(all.map((__item__) => __item__.id)).toEqual([...all.map((__item__) => __item__.id)].sort((x, y) => x - y));
@@ -194,8 +235,15 @@ describe('__Items__ API (e2e)', () => {
 
   it('replays a create retried with the same Idempotency-Key, 422 with another body, 409 in flight', async () => {
     const key = { 'Idempotency-Key': '__items-kebab__-retry-1' };
+    // @if !references
     const first = await create({ name: 'Once' }, key);
     const retry = await create({ name: 'Once' }, key);
+    // @end
+    // @if references
+    const once = { name: 'Once', ...(await makeRefs(http)) }; // a retry names the same records
+    const first = await create(once, key);
+    const retry = await create(once, key);
+    // @end
     expect(contract.check(retry)).toBe('create__Item__ 201');
     expect(retry.body).toEqual(first.body);
     expect(retry.headers['idempotent-replayed']).toBe('true');
@@ -255,6 +303,14 @@ describe('__Items__ API (e2e)', () => {
       expect((await get(body.id)).body).toEqual(winner.body);
     });
 
+    it('refuses a change past the largest version JSON carries exactly: 409 version_limit_reached', async () => {
+      const { body } = await create({ name: 'Old' });
+      const last = Number.MAX_SAFE_INTEGER;
+      await app.get(DataSource).query(`UPDATE __items_table__ SET version = ${last} WHERE id = ${Number(body.id)}`);
+      const res = await patch(body.id, { name: 'New' }, { 'If-Match': `"${last}"` });
+      expectError(res, 'update__Item__ 409', 'version_limit_reached');
+    });
+
     it('shows a change at once in get and in every list', async () => {
       const { body } = await create({ name: 'Before' });
       // Read first, so that the reads below would be answered from the cache.
@@ -268,7 +324,12 @@ describe('__Items__ API (e2e)', () => {
     // @if moves
 
     it('moves __a_noun__ between the status lists at once', async () => {
+      // @if createStatus
       const { body } = await create({ name: 'Mover', status: '__move_from__' });
+      // @end
+      // @if !createStatus
+      const { body } = await create({ name: 'Mover' });
+      // @end
       expect(await walk('&status=__move_from__')).toContainEqual(body);
       await patch(body.id, { status: '__move_to__' }, { 'If-Match': '"1"' });
       expect((await walk('&status=__move_from__')).map((__item__) => __item__.id)).not.toContain(body.id);
@@ -280,20 +341,40 @@ describe('__Items__ API (e2e)', () => {
       /** Where each status may go besides staying (generate:module --transitions). */
       const TRANSITIONS: Record<string, readonly string[]> = __TRANSITIONS__;
       const STATES = Object.keys(TRANSITIONS);
+      // @if createStatus
       const optional = DEFAULT_STATUS === null;
+      // @end
       const allowed = (from: string | null, to: string | null) =>
         from === to || (from === null && to !== null) || (from !== null && to !== null && TRANSITIONS[from].includes(to));
+      // @if createStatus
       const pairs = (optional ? [null, ...STATES] : STATES).flatMap((from) =>
         (optional ? [...STATES, null] : STATES).map((to) => [from, to, allowed(from, to) ? 200 : 409] as const),
       );
+      // @end
+      // @if !createStatus
+      // From each status a new __noun__ can reach.
+      const pairs = Object.keys(PATHS).flatMap((from) =>
+        STATES.map((to) => [from, to, allowed(from, to) ? 200 : 409] as const),
+      );
+      // @end
 
       it.each(pairs)('from %s to %s: %s', async (from, to, status) => {
+        // @if createStatus
         const { body, headers } = await create(from === null ? { name: 'Moving' } : { name: 'Moving', status: from });
+        // @end
+        // @if !createStatus
+        const { body, headers } = await createIn(from);
+        // @end
         const res = await patch(body.id, { status: to }, { 'If-Match': headers.etag });
         if (status === 200) {
           expect(contract.check(res)).toBe('update__Item__ 200');
           expect(res.body).toEqual({ ...body, ...(to === null ? {} : { status: to }) });
+          // @if createStatus
           expect(res.headers.etag).toBe(from === to ? '"1"' : '"2"');
+          // @end
+          // @if !createStatus
+          expect(res.headers.etag).toBe(`"${PATHS[from].length + (from === to ? 1 : 2)}"`);
+          // @end
         } else {
           expectError(res, 'update__Item__ 409', 'invalid_transition');
           expect(res.body.message).toContain(`from ${from ?? '(none)'} to ${to ?? '(none)'}`);
@@ -312,6 +393,13 @@ describe('__Items__ API (e2e)', () => {
         expectError(res, 'update__Item__ 400', 'validation_failed');
         expect(res.body.details).toEqual([expect.objectContaining({ field })]);
       }
+      // @if immutables
+      for (const field of __IMMUTABLE_NAMES__) {
+        const res = await patch(body.id, { [field]: body[field] }, ifMatch);
+        expectError(res, 'update__Item__ 400', 'validation_failed');
+        expect(res.body.details).toEqual([expect.objectContaining({ field })]);
+      }
+      // @end
       expectError(await patch(body.id, '[1, 2]', ifMatch), 'update__Item__ 400', 'validation_failed');
       expectError(await patch(body.id, {}, { 'If-Match': 'nonsense' }), 'update__Item__ 400', 'validation_failed');
       const asJson = request(http).patch(`/v1/__items-kebab__/${body.id}`).set(AUTH).set(ifMatch);
@@ -334,6 +422,7 @@ describe('__Items__ API (e2e)', () => {
       expect((await request(http).patch('/v1/__items-kebab__-nope/1').set(AUTH).send({ name: 'x' })).status).toBe(404);
     });
     // @each reference
+    // @if !immutable
 
     it('refuses a patch to an unknown __ref__Id: 422 __ref_code__', async () => {
       const { body } = await create({ name: 'Moving' });
@@ -341,6 +430,7 @@ describe('__Items__ API (e2e)', () => {
       expectError(res, 'update__Item__ 422', '__ref_code__');
       expect((await get(body.id)).body).toEqual(body);
     });
+    // @end
     // @end
     // @end
     // @if delete
@@ -475,24 +565,34 @@ describe('__Items__ API (e2e)', () => {
 
   describe('503 service_unavailable when the database is unavailable', () => {
     // The error node-postgres gives while the server is down (test/database-outage.e2e-spec.ts
-    // proves real outages get here); this checks the module's answer.
+    // proves real outages get here); this checks the module's answer. Without the wait for a
+    // restart (DB_OUTAGE_WAIT_MS), which would run a change again and find the database back.
     const refused = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    let unavailable: NestExpressApplication;
+
+    beforeAll(async () => {
+      unavailable = await startApp({ DB_OUTAGE_WAIT_MS: '0' });
+    });
+
+    afterAll(async () => {
+      await unavailable.close();
+    });
 
     afterEach(() => jest.restoreAllMocks());
 
     it.each([
-      ['list__Items__ 503', 'list', () => list()],
-      ['create__Item__ 503', 'create', () => create({ name: 'First' })],
-      ['get__Item__ 503', 'get', () => get(987_654)],
+      ['list__Items__ 503', 'list', (server: App) => list('', server)],
+      ['create__Item__ 503', 'create', (server: App) => create({ name: 'First' }, {}, server)],
+      ['get__Item__ 503', 'get', (server: App) => get(987_654, server)],
       // @if update
-      ['update__Item__ 503', 'update', () => patch(987_654, { name: 'New' }, { 'If-Match': '"1"' })],
+      ['update__Item__ 503', 'update', (server: App) => patch(987_654, { name: 'New' }, { 'If-Match': '"1"' }, server)],
       // @end
       // @if delete
-      ['delete__Item__ 503', 'delete', () => remove(987_654)],
+      ['delete__Item__ 503', 'delete', (server: App) => remove(987_654, {}, server)],
       // @end
     ] as const)('%s with Retry-After', async (answer, method, send) => {
-      jest.spyOn(app.get(__Items__Service), method).mockRejectedValueOnce(refused());
-      const res = await send();
+      jest.spyOn(unavailable.get(__Items__Service), method).mockRejectedValueOnce(refused());
+      const res = await send(unavailable.getHttpServer());
       expectError(res, answer, 'service_unavailable');
       expect(res.headers['retry-after']).toBeDefined();
     });

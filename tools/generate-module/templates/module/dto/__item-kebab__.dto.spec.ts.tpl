@@ -28,11 +28,20 @@ async function validate(body: unknown, metatype: ArgumentMetadata['metatype'] = 
 }
 
 describe('New__Item__Dto', () => {
+  // @if createStatus
   it('takes a name and the required properties, and the optional ones and a status when they are sent', async () => {
     await expect(validate({ name: 'First', ...REQUIRED })).resolves.toEqual({ name: 'First', ...REQUIRED });
     const full = { name: 'First', ...REQUIRED, ...OPTIONAL, status: '__other_state__' };
     await expect(validate(full)).resolves.toEqual(full);
   });
+  // @end
+  // @if !createStatus
+  it('takes a name and the required properties, and the optional ones when they are sent', async () => {
+    await expect(validate({ name: 'First', ...REQUIRED })).resolves.toEqual({ name: 'First', ...REQUIRED });
+    const full = { name: 'First', ...REQUIRED, ...OPTIONAL };
+    await expect(validate(full)).resolves.toEqual(full);
+  });
+  // @end
 
   it.each([
     ['no name', {}, ['name']],
@@ -41,6 +50,9 @@ describe('New__Item__Dto', () => {
     ['a name that is not a string', { name: 7 }, ['name']],
     ['a status that is not one', { name: 'First', status: 'lost' }, ['status']],
     ['a null status', { name: 'First', status: null }, ['status']],
+    // @if !createStatus
+    ['a status: a new __noun__ is __default_state__', { name: 'First', status: '__default_state__' }, ['status']],
+    // @end
     ['an id', { name: 'First', id: 1 }, ['id']],
     ['an unknown property', { name: 'First', colour: 'red' }, ['colour']],
     // @each field
@@ -92,6 +104,13 @@ describe('Update__Item__Dto (a merge patch)', () => {
     ['a blank name', { name: '' }, ['name']],
     ['a status that is not one', { status: 'lost' }, ['status']],
     ...Object.keys(REQUIRED).map((field): [string, object, string[]] => [`a null ${field}`, { [field]: null }, [field]]),
+    // @if immutables
+    ...(__IMMUTABLE_NAMES__ as const).map((field): [string, object, string[]] => [
+      `a change of ${field}, which is kept from the create`,
+      { [field]: REQUIRED[field] },
+      [field],
+    ]),
+    // @end
   ])('refuses %s', async (_label, body, fields) => {
     await expect(validate(body, Update__Item__Dto)).resolves.toEqual(fields);
   });

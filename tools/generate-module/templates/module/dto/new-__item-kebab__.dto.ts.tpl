@@ -1,4 +1,9 @@
+// @if createStatus
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+// @end
+// @if !createStatus
+import { ApiSchema } from '@nestjs/swagger';
+// @end
 import { IsIn } from 'class-validator';
 import { IsCleanText } from '../../common/validation/text.validators';
 // @if references
@@ -9,12 +14,19 @@ import { IsId } from '../../common/validation/id.pipe';
 import { IsId } from '../../common/validation/id.pipe';
 // @end
 // @end
+// @if omittable
 import { Omittable } from '../../common/validation/presence';
+// @end
+// @if createStatus
 // @if defaultState
 import { DEFAULT___ITEM___STATUS, __ITEM___STATUSES, __Item__Status } from '../__item-kebab__-status';
 // @end
 // @if !defaultState
 import { __ITEM___STATUSES, __Item__Status } from '../__item-kebab__-status';
+// @end
+// @end
+// @if !createStatus
+import { __ITEM___STATUSES } from '../__item-kebab__-status';
 // @end
 
 export const NAME_MAX_LENGTH = 255;
@@ -52,6 +64,9 @@ export class New__Item__Dto {
 
   /**
    * 1 to __field_max__ characters, not blank, without control characters.
+   // @if immutable
+   * A patch cannot change it.
+   // @end
    * @example "More"
    */
   @IsCleanText(1, __field_max__)
@@ -70,6 +85,9 @@ export class New__Item__Dto {
 
   /**
    * A whole number from 1 to 2^53 - 1 (int64).
+   // @if immutable
+   * A patch cannot change it.
+   // @end
    * @example 7
    */
   @IsId()
@@ -77,6 +95,7 @@ export class New__Item__Dto {
   // @end
   // @end
   // @end
+  // @if createStatus
   // @if defaultState
 
   /** Where the __noun__ stands; `__default_state__` when left out. */
@@ -93,10 +112,14 @@ export class New__Item__Dto {
   @IsStatus()
   status?: __Item__Status;
   // @end
+  // @end
   // @each reference
 
   /**
    * The id of the __ref__ it belongs to: one that exists (422 `__ref_code__` when none has it).
+   // @if immutable
+   * A patch cannot change it.
+   // @end
    * @example 1
    */
   @IsId()

@@ -1,13 +1,8 @@
 // @if update
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { IsCleanText } from '../../common/validation/text.validators';
-// @if references
+// @if patchableIds
 import { IsId } from '../../common/validation/id.pipe';
-// @end
-// @if !references
-// @if int64Fields
-import { IsId } from '../../common/validation/id.pipe';
-// @end
 // @end
 // @if removable
 import { Omittable, Removable } from '../../common/validation/presence';
@@ -44,6 +39,7 @@ export class Update__Item__Dto {
   // @end
   // @end
   // @if !optional
+  // @if !immutable
 
   /** The new `__field__`. */
   @Omittable()
@@ -54,6 +50,7 @@ export class Update__Item__Dto {
   // @if int64
   @IsId()
   __field__?: number;
+  // @end
   // @end
   // @end
   // @end
@@ -74,11 +71,13 @@ export class Update__Item__Dto {
   status?: __Item__Status | null;
   // @end
   // @each reference
+  // @if !immutable
 
   /** The id of another __ref__ (one that exists). */
   @Omittable()
   @IsId()
   __ref__Id?: number;
+  // @end
   // @end
 }
 // @end
