@@ -1,10 +1,17 @@
 import type { EntityManager, EntityTarget, ObjectLiteral } from 'typeorm';
-import { insertRows, RowShape } from './rows';
+import { insertRows, ROWS_PER_INSERT, RowShape } from './rows';
 import type { Sql } from './sql';
+
+interface PendingRow {
+  values: readonly unknown[];
+  resolve: (id: number) => void;
+  reject: (error: unknown) => void;
+}
 
 /**
  * One database transaction, shared by the units of work of a group: what they gather is written
- * in one statement each before it commits.
+ * in one statement each before it commits. On PostgreSQL, where each statement is a round trip,
+ * the rows the units insert meanwhile go in one INSERT per table.
  */
 export class Transaction {
   readonly audit: object[] = [];
@@ -12,7 +19,10 @@ export class Transaction {
   /** Rows changed, by table: told to other instances and dropped from this one's cache. */
   readonly changed = new Map<string, { ids: number[]; drop: (id: number) => void }>();
   readonly committed: Array<() => void> = [];
+  /** A statement failed: on PostgreSQL the transaction is over for every unit. */
+  failed = false;
   private readonly locks = new Set<string>();
+  private readonly inserts = new Map<string, { table: string; head: string; rows: PendingRow[] }>();
 
   constructor(
     readonly manager: EntityManager,
@@ -31,19 +41,56 @@ export class Transaction {
     await this.sql.rows('SELECT pg_advisory_xact_lock(hashtext(?))', [name]);
   }
 
-  /** Inserts a row into `table`, in id order; its id. */
+  /** Inserts a row into `table` (`head`: `INSERT INTO "t" ("a", "b") VALUES `), in id order; its id. */
   async insert(table: string, head: string, values: readonly unknown[]): Promise<number> {
-    await this.lock(table);
-    const [{ id }] = await this.sql.rows<{ id: number | string }>(
-      `${head}(${values.map(() => '?').join(', ')}) RETURNING "id"`,
-      values,
-    );
-    return Number(id);
+    if (!this.sql.postgres) {
+      await this.lock(table);
+      return (await this.send(head, [values]))[0];
+    }
+    const key = `${table} ${head}`;
+    let pending = this.inserts.get(key);
+    if (!pending) {
+      if (this.inserts.size === 0) setImmediate(() => void this.sendInserts());
+      this.inserts.set(key, (pending = { table, head, rows: [] }));
+    }
+    const { rows } = pending;
+    return new Promise((resolve, reject) => rows.push({ values, resolve, reject }));
   }
 
   /** Owed whether or not it committed: a COMMIT without an answer may have committed. */
   ended(committed: boolean): void {
     for (const { ids, drop } of this.changed.values()) ids.forEach(drop);
     if (committed) for (const done of this.committed) done();
+  }
+
+  private async sendInserts(): Promise<void> {
+    const inserts = [...this.inserts.values()];
+    this.inserts.clear();
+    for (const { table, head, rows } of inserts) {
+      try {
+        await this.lock(table);
+        const ids: number[] = [];
+        for (let start = 0; start < rows.length; start += ROWS_PER_INSERT)
+          ids.push(
+            ...(await this.send(
+              head,
+              rows.slice(start, start + ROWS_PER_INSERT).map((row) => row.values),
+            )),
+          );
+        rows.forEach((row, index) => row.resolve(ids[index]));
+      } catch (error) {
+        for (const row of rows) row.reject(error);
+      }
+    }
+  }
+
+  /** Ids are given in the order of the rows of one INSERT, whatever order RETURNING lists them in. */
+  private async send(head: string, rows: readonly (readonly unknown[])[]): Promise<number[]> {
+    const tuples = rows.map((values) => `(${values.map(() => '?').join(', ')})`).join(', ');
+    const returned = await this.sql.rows<{ id: number | string }>(
+      `${head}${tuples} RETURNING "id"`,
+      rows.flat(),
+    );
+    return returned.map(({ id }) => Number(id)).sort((a, b) => a - b);
   }
 }

@@ -17,10 +17,14 @@ interface Member {
   request?: object;
 }
 
-/** The units' results; `undone`: units whose failure undid the transaction (final), the rest run again. */
+/**
+ * The units' results; `undone`: units whose failure undid the transaction (final), the rest run
+ * again; `alone`: a statement failed and no one can say whose: each unit runs again on its own.
+ */
 interface Attempt {
   results: Settled<unknown>[];
   undone?: number[];
+  alone?: true;
 }
 
 const DEADLOCK = /^(40P01|40001)$/;
@@ -81,7 +85,11 @@ export class Transactions {
               : { ok: false, error: serviceUnavailable() };
         break;
       }
-      const { results, undone } = attempt;
+      const { results, undone, alone } = attempt;
+      if (alone) {
+        for (const index of left) settled[index] = (await this.commit([members[index]]))[0];
+        break;
+      }
       if (undone === undefined) {
         left.forEach((index, at) => (settled[index] = results[at]));
         break;
@@ -120,8 +128,8 @@ export class Transactions {
         await sql.run('BEGIN IMMEDIATE', []);
         Object.assign(runner, { isTransactionActive: true, transactionDepth: 1 });
       } else await runner.startTransaction();
-      const attempt = await inTurn(members, units);
-      if (attempt.undone) {
+      const attempt = sqlite ? await inTurn(members, units) : await together(members, units, transaction);
+      if (attempt.undone || attempt.alone) {
         await (sqlite ? sql.run('ROLLBACK', []) : runner.rollbackTransaction());
         return attempt;
       }
@@ -156,7 +164,25 @@ export class Transactions {
   }
 }
 
-/** One unit after another, up to one that fails after writing (on PostgreSQL a failed statement ends the transaction). */
+/**
+ * PostgreSQL: the units run at once, so that the rows they insert go in one statement (each is a
+ * round trip). A failed statement ends the transaction for all of them.
+ */
+async function together(members: Member[], units: UnitOfWork[], transaction: Transaction): Promise<Attempt> {
+  const outcomes = await Promise.allSettled(members.map(({ work }, index) => work(units[index])));
+  const ended = outcomes.find((outcome) => outcome.status === 'rejected' && endsAttempt(outcome.reason));
+  if (ended) throw (ended as PromiseRejectedResult).reason;
+  const results = outcomes.map((outcome): Settled<unknown> =>
+    outcome.status === 'fulfilled'
+      ? { ok: true, value: outcome.value }
+      : { ok: false, error: outcome.reason },
+  );
+  if (transaction.failed && members.length > 1) return { results, alone: true };
+  const undone = results.flatMap((result, index) => (!result.ok && units[index].wrote ? [index] : []));
+  return undone.length > 0 ? { results, undone } : { results };
+}
+
+/** SQLite: one unit after another (each statement runs at once), up to one that fails after writing. */
 async function inTurn(members: Member[], units: UnitOfWork[]): Promise<Attempt> {
   const results: Settled<unknown>[] = [];
   for (const [index, { work }] of members.entries()) {

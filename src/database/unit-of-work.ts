@@ -85,7 +85,7 @@ export class UnitOfWork {
   }
 
   private failed(error: unknown): never {
-    if (this.transaction.sql.postgres) this.wrote = true;
+    if (this.transaction.sql.postgres) this.wrote = this.transaction.failed = true;
     throw error;
   }
 }
