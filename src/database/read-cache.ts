@@ -61,3 +61,54 @@ export class ReadCache {
     return this.entries?.calculatedSize ?? 0;
   }
 }
+
+/**
+ * One table's part of the cache. Exact: ids become visible in order (a full page never gains a
+ * row), a change drops the table's row and every page of it, and a read that a change overtook
+ * keeps nothing.
+ */
+export class TableCache {
+  /** Changes to the table so far, here or heard of: a page's key holds the count. */
+  private changes = 0;
+  /** Rows cached before the last `dropAll` are under other keys. */
+  private epoch = 0;
+
+  constructor(
+    private readonly table: string,
+    private readonly cache: ReadCache,
+    /** False while it may miss changes made elsewhere: then it keeps and answers nothing. */
+    private readonly trusted: () => boolean,
+  ) {}
+
+  /** Taken before a read, handed to `keep` after it. */
+  get seen(): number {
+    return this.changes;
+  }
+
+  rowKey(id: number): string {
+    return `${this.table}/${this.epoch}/${id}`;
+  }
+
+  pageKey(query: string): string {
+    return `${this.table}#${this.changes}?${query}`;
+  }
+
+  get<T extends Row | Page<Row>>(kind: 'row' | 'page', key: string): T | undefined {
+    return this.trusted() ? this.cache.get<T>(kind, key) : undefined;
+  }
+
+  keep(key: string, entry: Row | Page<Row>, seen: number): void {
+    if (this.changes === seen && this.trusted()) this.cache.set(key, entry);
+  }
+
+  /** Row `id` changed, here or elsewhere: it goes, and every page of the table. */
+  drop(id: number): void {
+    this.changes++;
+    this.cache.delete(this.rowKey(id));
+  }
+
+  dropAll(): void {
+    this.changes++;
+    this.epoch++;
+  }
+}

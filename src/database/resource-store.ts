@@ -5,7 +5,7 @@ import { Page } from '../common/pagination/page';
 import { Metrics } from '../observability/metrics';
 import { Connections } from './connections';
 import { isForeignKeyViolation } from './dialect';
-import { ReadCache, ReadCacheOptions } from './read-cache';
+import { ReadCache, ReadCacheOptions, TableCache } from './read-cache';
 import { Row, RowShape } from './rows';
 import type { UnitOfWork } from './unit-of-work';
 
@@ -40,39 +40,34 @@ export class ResourceStore<E extends Row> {
   private readonly shape: RowShape<E>;
   private readonly target: EntityTarget<E>;
   private readonly connections: Connections;
-  /** Changes to the table so far, here or heard of: a page's key holds the count. */
-  private changes = 0;
-  /** Rows cached before the last `invalidateAll` are under other keys. */
-  private epoch = 0;
-  private readonly byId: string;
-  private readonly texts = new Map<string, string>();
-  private readonly drop = (id: number) => this.invalidate(id);
+  readonly cache: TableCache;
+  private readonly drop = (id: number) => this.cache.drop(id);
 
   constructor(
     repository: Repository<E>,
-    private readonly cache: ReadCache,
+    cache: ReadCache,
     readonly options: StoreOptions<E> = {},
-    private readonly sync: ChangeSync = { live: true },
+    sync: ChangeSync = { live: true },
   ) {
     this.target = repository.target;
     this.connections = Connections.of(repository.manager.connection);
     this.shape = this.connections.shape(repository.target);
     this.table = this.shape.table;
+    this.cache = new TableCache(this.table, cache, () => !options.mutable || sync.live);
     this.resource = repository.metadata.tableName.replaceAll('_', '-');
-    this.byId = `SELECT ${this.shape.select} FROM ${this.shape.name} WHERE "id" = ?`;
   }
 
   /** The row as committed (cached), or as `work`'s transaction sees it. */
   async get(id: number, work?: UnitOfWork): Promise<E | null> {
-    if (work) return this.first(await work.read(this.byId, [id]));
-    const key = this.rowKey(id);
-    const cached = this.cached()?.get<E>('row', key);
+    if (work) return this.first(await work.read(this.shape.byId(false), [id]));
+    const key = this.cache.rowKey(id);
+    const cached = this.cache.get<E>('row', key);
     if (cached) return cached;
-    const seen = this.changes;
+    const seen = this.cache.seen;
     const row = this.first(
-      await this.connections.repeatable(() => this.connections.reads.rows(this.byId, [id])),
+      await this.connections.repeatable(() => this.connections.reads.rows(this.shape.byId(false), [id])),
     );
-    if (row) this.keep(key, row, seen);
+    if (row) this.cache.keep(key, row, seen);
     return row;
   }
 
@@ -81,28 +76,26 @@ export class ResourceStore<E extends Row> {
     const where = Object.entries(filter).filter(([, value]) => value !== undefined) as [string, unknown][];
     const values = where.map(([, value]) => String(value));
     const filterValue = values.length === 0 ? null : values.length === 1 ? values[0] : JSON.stringify(values);
-    const key = `${this.table}#${this.changes}?${request.limit}&${request.cursor ?? ''}&${where.map(([name]) => name).join()}=${filterValue}`;
-    const cached = this.cached()?.get<Page<E>>('page', key);
+    const key = this.cache.pageKey(
+      `${request.limit}&${request.cursor ?? ''}&${where.map(([name]) => name).join()}=${filterValue}`,
+    );
+    const cached = this.cache.get<Page<E>>('page', key);
     if (cached) return cached;
-    const seen = this.changes;
+    const seen = this.cache.seen;
     const page = await this.connections.page(this.target, where, {
       ...request,
       filter: filterValue,
       filterName: Object.keys(filter).join(', '),
     });
-    if (page.nextCursor !== undefined) this.keep(key, page, seen);
+    if (page.nextCursor !== undefined) this.cache.keep(key, page, seen);
     return page;
   }
 
   /** Inserts the row in `work`'s transaction; audited and published with it. */
   async create(row: Omit<E, 'id'>, work: UnitOfWork): Promise<E> {
     const names = Object.keys(row);
-    const head = this.text(`insert ${names.join()}`, () => {
-      const columns = names.map((name) => this.shape.column(name)).join(', ');
-      return `INSERT INTO ${this.shape.name} (${columns}) VALUES `;
-    });
     const values = names.map((name) => this.shape.stored(name, (row as Record<string, unknown>)[name]));
-    const created = { id: await work.insert(this.table, head, values), ...row } as E;
+    const created = { id: await work.insert(this.table, this.shape.insertHead(names), values), ...row } as E;
     work.audit(this.resource, created.id, 201);
     this.publish(work, 'created', created);
     return created;
@@ -120,7 +113,7 @@ export class ResourceStore<E extends Row> {
     work: UnitOfWork,
   ): Promise<V | null> {
     this.mutableOnly();
-    let current = this.cached()?.get<V>('row', this.rowKey(id));
+    let current = this.cache.get<V>('row', this.cache.rowKey(id));
     for (let fresh = current === undefined, tried = 0; ; fresh = true) {
       if (fresh) current = (await this.locked(id, work)) ?? undefined;
       if (!current) return null;
@@ -141,10 +134,7 @@ export class ResourceStore<E extends Row> {
         continue;
       }
       const version = nextVersion(current.version);
-      const text = this.text(`update ${set.map(([name]) => name).join()}`, () => {
-        const assignments = set.map(([name]) => `${this.shape.column(name)} = ?`).join(', ');
-        return `UPDATE ${this.shape.name} SET ${assignments}, "version" = ? WHERE "id" = ? AND "version" = ?`;
-      });
+      const text = this.shape.compareAndSet(set.map(([name]) => name));
       const values = set.map(([name, value]) => this.shape.stored(name, value));
       if ((await work.change(text, [...values, version, id, current.version])) === 1) {
         const updated = { ...current, ...Object.fromEntries(set), version } as V;
@@ -173,17 +163,6 @@ export class ResourceStore<E extends Row> {
     return true;
   }
 
-  /** Drops what is cached of row `id` and every page of the table: it changed, here or elsewhere. */
-  invalidate(id: number): void {
-    this.changes++;
-    this.cache.delete(this.rowKey(id));
-  }
-
-  invalidateAll(): void {
-    this.changes++;
-    this.epoch++;
-  }
-
   private noteChange(work: UnitOfWork, id: number, outcome: number): void {
     work.changed(this.table, id, this.drop);
     work.audit(this.resource, id, outcome);
@@ -203,39 +182,15 @@ export class ResourceStore<E extends Row> {
 
   /** In `work`'s transaction; on PostgreSQL under the row's lock, held to commit. */
   private async locked(id: number, work: UnitOfWork): Promise<E | null> {
-    const text = this.text(
-      'locked',
-      () => `${this.byId}${this.connections.reads.postgres ? ' FOR UPDATE' : ''}`,
-    );
-    return this.first(await work.read(text, [id]));
+    return this.first(await work.read(this.shape.byId(this.connections.reads.postgres), [id]));
   }
 
   private first(rows: Record<string, unknown>[]): E | null {
     return rows.length === 0 ? null : this.shape.entity(rows[0]);
   }
 
-  private text(key: string, make: () => string): string {
-    let text = this.texts.get(key);
-    if (text === undefined) this.texts.set(key, (text = make()));
-    return text;
-  }
-
   private mutableOnly(): void {
     if (!this.options.mutable) throw new Error(`${this.table} is not a mutable store`);
-  }
-
-  private rowKey(id: number): string {
-    return `${this.table}/${this.epoch}/${id}`;
-  }
-
-  /** The cache, unless the table changes and this instance may not hear of every change now. */
-  private cached(): ReadCache | undefined {
-    return this.options.mutable && !this.sync.live ? undefined : this.cache;
-  }
-
-  /** Unless a change overtook the read. */
-  private keep(key: string, entry: E | Page<E>, seen: number): void {
-    if (this.changes === seen) this.cached()?.set(key, entry);
   }
 }
 
@@ -273,13 +228,13 @@ export class ResourceStores {
   }
 
   changed(table: string, id: number): void {
-    this.stores.get(table)?.invalidate(id);
+    this.stores.get(table)?.cache.drop(id);
   }
 
   /** While false, tables that change are not cached (changes may be missed); either way theirs goes. */
   hearsChanges(live: boolean): void {
     this.sync.live = live;
-    for (const store of this.stores.values()) if (store.options.mutable) store.invalidateAll();
+    for (const store of this.stores.values()) if (store.options.mutable) store.cache.dropAll();
   }
 
   /** For a table changed behind the stores' back (a bulk fix in SQL). */

@@ -32,6 +32,7 @@ export class RowShape<E extends ObjectLiteral = Row> {
   private readonly byProperty: Map<string, ColumnMetadata>;
   private readonly convert: Array<((value: unknown) => unknown) | undefined>;
   private readonly driver: DataSource['driver'];
+  private readonly texts = new Map<string, string>();
 
   constructor(dataSource: DataSource, target: EntityTarget<E>) {
     const metadata = dataSource.getMetadata(target);
@@ -75,6 +76,36 @@ export class RowShape<E extends ObjectLiteral = Row> {
     return entity as E;
   }
 
+  /** One row by id; `forUpdate`: under its lock (PostgreSQL). */
+  byId(forUpdate: boolean): string {
+    return this.text(
+      `byId ${forUpdate}`,
+      () => `SELECT ${this.select} FROM ${this.name} WHERE "id" = ?${forUpdate ? ' FOR UPDATE' : ''}`,
+    );
+  }
+
+  /** `INSERT INTO "t" ("a", "b") VALUES `: the rows' tuples follow. */
+  insertHead(properties: readonly string[]): string {
+    return this.text(
+      `insert ${properties.join()}`,
+      () => `INSERT INTO ${this.name} (${properties.map((name) => this.column(name)).join(', ')}) VALUES `,
+    );
+  }
+
+  /** Sets `properties` and the version where the row is still at the version it was read at. */
+  compareAndSet(properties: readonly string[]): string {
+    return this.text(`update ${properties.join()}`, () => {
+      const assignments = properties.map((name) => `${this.column(name)} = ?`).join(', ');
+      return `UPDATE ${this.name} SET ${assignments}, "version" = ? WHERE "id" = ? AND "version" = ?`;
+    });
+  }
+
+  private text(key: string, make: () => string): string {
+    let text = this.texts.get(key);
+    if (text === undefined) this.texts.set(key, (text = make()));
+    return text;
+  }
+
   column(property: string): string {
     const column = this.byProperty.get(property);
     if (!column) throw new Error(`${this.table} has no column for ${property}`);
@@ -94,7 +125,7 @@ export async function insertRows(
   rows: readonly ObjectLiteral[],
 ): Promise<void> {
   const names = Object.keys(rows[0]);
-  const head = `INSERT INTO ${shape.name} (${names.map((name) => shape.column(name)).join(', ')}) VALUES `;
+  const head = shape.insertHead(names);
   const tuple = `(${names.map(() => '?').join(', ')})`;
   for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) {
     const chunk = rows.slice(start, start + ROWS_PER_INSERT);
