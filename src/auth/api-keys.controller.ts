@@ -16,6 +16,7 @@ import { GetOperation, IdParam, ListOperation, Resource } from '../common/openap
 import { setNextLink } from '../common/pagination/next-link';
 import { resourceLocation } from '../common/resource-location';
 import { RequiredScope } from '../common/scopes';
+import { parseDateTime } from '../common/validation/date-time';
 import { ApiIdParam } from '../common/validation/id.pipe';
 import { ApiKeyError, ApiKeysService, DEFAULT_GRACE_MS, holds } from './api-keys.service';
 import { AUTH_ERRORS } from './auth.errors';
@@ -33,13 +34,13 @@ const KEYS: Resource = { collection: 'api-keys', param: 'keyId', noun: 'API key'
 const SECRET_ONCE =
   'The secret is in this answer only: the service keeps its SHA-256 digest, never the secret.';
 
-/** The API's refusals of the service's: 404 for no such key, 409 for a revoked one, else 400 naming the field. */
-async function answered<T>(work: () => Promise<T>): Promise<T> {
+/** The API's refusals of the service's: 404 for no key `id`, 409 for a revoked one, else 400 naming the field. */
+async function answered<T>(work: () => Promise<T>, id?: number): Promise<T> {
   try {
     return await work();
   } catch (error) {
     if (!(error instanceof ApiKeyError)) throw error;
-    if (error.kind === 'not_found') throw new ApiException('not_found');
+    if (error.kind === 'not_found') throw new ApiException('not_found', `No API key has id ${id}.`);
     if (error.kind === 'revoked') throw new ApiException(AUTH_ERRORS.api_key_revoked);
     throw validationFailed([{ field: error.field ?? 'body', message: error.message }]);
   }
@@ -59,7 +60,7 @@ function mayGrant(req: Request, scopes: readonly string[] | undefined): void {
 }
 
 const time = (value: string | null | undefined) =>
-  value === undefined ? undefined : value === null ? null : Date.parse(value);
+  value === undefined || value === null ? value : parseDateTime(value);
 
 @ApiResource(
   KEYS.collection,
@@ -117,7 +118,7 @@ export class ApiKeysController {
    */
   @GetOperation(ApiKeyDto, KEYS)
   async getApiKey(@IdParam(KEYS) id: number): Promise<ApiKeyDto> {
-    return ApiKeyDto.fromEntity(await answered(() => this.keys.get(id)));
+    return ApiKeyDto.fromEntity(await answered(() => this.keys.get(id), id));
   }
 
   /**
@@ -138,7 +139,9 @@ export class ApiKeysController {
   ): Promise<ApiKeyDto> {
     mayGrant(req, patch.scopes);
     const change = { ...patch, expiresAt: time(patch.expiresAt) };
-    return ApiKeyDto.fromEntity(await answered(() => this.keys.update(String(id), change, { request: req })));
+    return ApiKeyDto.fromEntity(
+      await answered(() => this.keys.update(String(id), change, { request: req }), id),
+    );
   }
 
   /**
@@ -158,7 +161,7 @@ export class ApiKeysController {
   ): Promise<ApiKeyWithSecretDto> {
     const graceMs = body.graceSeconds === undefined ? DEFAULT_GRACE_MS : body.graceSeconds * 1000;
     return ApiKeyWithSecretDto.of(
-      await answered(() => this.keys.rotate(String(id), graceMs, { request: req })),
+      await answered(() => this.keys.rotate(String(id), graceMs, { request: req }), id),
     );
   }
 
@@ -173,6 +176,6 @@ export class ApiKeysController {
   @ApiNoContentResponse({ description: 'The API key is revoked.' })
   @ApiErrors([400, 401, 404, 429, 500, 503])
   async revokeApiKey(@IdParam(KEYS) id: number, @Req() req: Request): Promise<void> {
-    await answered(() => this.keys.revoke(String(id), { request: req }));
+    await answered(() => this.keys.revoke(String(id), { request: req }), id);
   }
 }
