@@ -83,6 +83,24 @@ describe('Events and webhooks (e2e)', () => {
     for (const event of events) expect(Date.parse(event.timestamp)).toBeGreaterThan(Date.now() - 60_000);
   });
 
+  it('says previousStatus null when a record without a status is given one, as the document allows', async () => {
+    const start = await last();
+    const { status: _status, ...withoutStatus } = await sampleBody('NewPet');
+    const created = await api.post('/pets', withoutStatus);
+    expect(created.body).not.toHaveProperty('status');
+    const changed = await api.patch(
+      `/pets/${created.body.id}`,
+      { status: 'available' },
+      created.headers.etag,
+    );
+
+    const events = await feed(start ? `&after=${start}` : '');
+    expect(events.map((event) => [event.type, event.data])).toEqual([
+      ['pet.created', { ...created.body, version: 1 }],
+      ['pet.updated', { ...changed.body, version: 2, previousStatus: null }],
+    ]);
+  });
+
   it('writes one event for 20 racing changes of which one wins, and filters the feed by type', async () => {
     const start = await last();
     const created = await api.post('/pets', await sampleBody('NewPet'));
