@@ -1,7 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import type { Logger } from 'pino';
-import { ApiKeyGuard } from '../auth/api-key.guard';
+import { ApiKeyGuard, ScopeGuard } from '../auth/api-key.guard';
 import { AuditModule } from '../audit/audit.module';
 import { AuthModule } from '../auth/auth.module';
 import { RequestValidationPipe } from '../common/validation/request-validation.pipe';
@@ -33,9 +33,10 @@ export class AppModule {
         EventsModule.forRoot(config.events),
       ],
       providers: [
-        // Authentication first, so that the per-key limit counts only authenticated requests.
+        // The key, its rate limit, then its scope: a valid key is counted whatever it is answered.
         { provide: APP_GUARD, useExisting: ApiKeyGuard },
         ...(config.rateLimit.enabled ? [{ provide: APP_GUARD, useExisting: RateLimitGuard }] : []),
+        { provide: APP_GUARD, useExisting: ScopeGuard },
         { provide: APP_PIPE, useClass: RequestValidationPipe },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
       ],

@@ -119,7 +119,7 @@ function requireScope(operation: OperationObject, path: string, method: string):
       ...responses,
       [status]: {
         description: `The API key lacks the scope \`${scope}\` (\`insufficient_scope\`); \`WWW-Authenticate\` names it.`,
-        // As the 401's: both come from the key guard, after what runs before it (getPet's deprecation).
+        // As the 401's (the rate limit's are added below): what runs before the guards (getPet's deprecation).
         headers: {
           ...(responses['401'] as ResponseObject | undefined)?.headers,
           'WWW-Authenticate': {
@@ -170,8 +170,8 @@ function declareHttpLayer(document: OpenAPIObject, config: AppConfig): void {
   for (const { path, method, operation } of operationsOf(document)) {
     if (secured(operation)) requireScope(operation, path, method);
     for (const [status, response] of Object.entries(operation.responses)) {
-      // The key guard answers 401 and 403 before the rate limit counts.
-      const authenticated = secured(operation) && !['401', '403', 'default'].includes(status);
+      // The key guard answers 401 before the rate limit counts; a 403 comes after it.
+      const authenticated = secured(operation) && !['401', 'default'].includes(status);
       (response as ResponseObject).headers = {
         ...(response as ResponseObject).headers,
         ...(authenticated ? RATE_LIMIT_HEADER_DOCS : {}),
