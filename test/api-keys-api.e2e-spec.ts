@@ -98,6 +98,25 @@ describe('API keys through the API (e2e)', () => {
     expect(widened.status).toBe(403);
   });
 
+  it.each(['foo:read', 'pets:manage', 'events:write'])(
+    'refuses to grant %s, which no operation asks for, with 400 naming it',
+    async (scope) => {
+      const key = await make({ name: 'scoped', scopes: ['pets:read'] });
+      const message = `${scope} is not a scope of this service`;
+      const refusal = {
+        code: 'validation_failed',
+        status: 400,
+        message: `Validation failed: ${message}.`,
+        details: [{ field: 'scopes', message }],
+      };
+      const created = await checked(admin.post('/api-keys', { name: 'x', scopes: ['pets:read', scope] }));
+      expect([created.status, created.body]).toEqual([400, refusal]);
+      const changed = await checked(admin.patch(`/api-keys/${key.id}`, { scopes: [scope] }));
+      expect([changed.status, changed.body]).toEqual([400, refusal]);
+      expect((await checked(admin.get(`/api-keys/${key.id}`))).body.scopes).toEqual(['pets:read']);
+    },
+  );
+
   it('changes scopes, name and expiry, effective at once on this instance', async () => {
     const key = await make({ name: 'changing', scopes: ['pets:read', 'pets:write'] });
     const client = as(`Bearer ${key.secret}`);

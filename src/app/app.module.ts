@@ -14,6 +14,7 @@ import { LifecycleModule } from '../http/lifecycle';
 import { ObservabilityModule } from '../observability/observability.module';
 import { RateLimitGuard } from '../rate-limit/rate-limit.guard';
 import { RateLimitModule } from '../rate-limit/rate-limit.module';
+import { VocabularyModule } from './vocabulary';
 
 /** The guards, pipe and filter are providers, so that every test that builds this module runs them. */
 @Module({})
@@ -27,6 +28,7 @@ export class AppModule {
         DatabaseModule.forRoot(config.database, SCHEMAS),
         RateLimitModule.forRoot(config.rateLimit),
         ...FEATURES.map((feature) => feature.module),
+        VocabularyModule.forRoot(FEATURES.map((feature) => feature.module)),
         // After the features: Express tries routes in order, and the collections' are the busy ones.
         AuthModule.forRoot(config),
         AuditModule.forRoot(config.audit),

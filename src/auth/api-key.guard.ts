@@ -1,4 +1,12 @@
-import { CanActivate, ExecutionContext, Inject, Injectable, Optional, RequestMethod } from '@nestjs/common';
+import {
+  CanActivate,
+  ExecutionContext,
+  Inject,
+  Injectable,
+  Optional,
+  RequestMethod,
+  Type,
+} from '@nestjs/common';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
@@ -22,6 +30,17 @@ import { IS_PUBLIC } from './public.decorator';
 const BEARER_SCHEME = /^bearer(\s|$)/i;
 /** `Bearer <token68>`, the scheme name case-insensitive (RFC 7235, RFC 6750). */
 const BEARER = new RegExp(`^Bearer +(${TOKEN68}) *$`, 'i');
+
+/** The scope a route needs (`@RequiredScope`, else its collection's read or write), null if public. */
+export function routeScope(controller: Type, handler: object, reflector = new Reflector()): string | null {
+  const targets = [handler, controller] as Type[];
+  if (reflector.getAllAndOverride<boolean | undefined>(IS_PUBLIC, targets)) return null;
+  const method = RequestMethod[Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod];
+  return (
+    reflector.getAllAndOverride<string | undefined>(REQUIRED_SCOPE, targets) ??
+    collectionScope(String(Reflect.getMetadata(PATH_METADATA, controller)), method)
+  );
+}
 
 /**
  * Who is calling; the scope is ScopeGuard's. Without a valid key, a request spends its address's
@@ -91,7 +110,7 @@ export class ApiKeyGuard implements CanActivate {
     return new ApiException('unauthorized', message, undefined, { 'WWW-Authenticate': challenge });
   }
 
-  /** The scope a route needs (`@RequiredScope`, else its collection's read or write), null if public. */
+  /** The scope of the request's route, null if public. */
   scopeOf(context: ExecutionContext): string | null {
     const handler = context.getHandler();
     const controller = context.getClass();
@@ -102,12 +121,7 @@ export class ApiKeyGuard implements CanActivate {
     }
     let scope = handlers.get(handler);
     if (scope === undefined) {
-      const targets = [handler, controller];
-      const method = RequestMethod[Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod];
-      scope = this.reflector.getAllAndOverride<boolean | undefined>(IS_PUBLIC, targets)
-        ? null
-        : (this.reflector.getAllAndOverride<string | undefined>(REQUIRED_SCOPE, targets) ??
-          collectionScope(String(Reflect.getMetadata(PATH_METADATA, controller)), method));
+      scope = routeScope(controller, handler, this.reflector);
       handlers.set(handler, scope);
     }
     return scope;

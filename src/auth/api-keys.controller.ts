@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, HttpCode, Patch, Post, Query, Req, Res } from '@nestjs/common';
+import { Body, Controller, Delete, HttpCode, Inject, Patch, Post, Query, Req, Res } from '@nestjs/common';
 import {
   ApiBody,
   ApiConsumes,
@@ -15,7 +15,7 @@ import { locationHeaderDocs, MERGE_PATCH } from '../common/openapi/headers';
 import { GetOperation, IdParam, ListOperation, Resource } from '../common/openapi/operations';
 import { setNextLink } from '../common/pagination/next-link';
 import { resourceLocation } from '../common/resource-location';
-import { RequiredScope } from '../common/scopes';
+import { RequiredScope, unknownScope, Vocabulary, VOCABULARY } from '../common/scopes';
 import { parseDateTime } from '../common/validation/date-time';
 import { ApiIdParam } from '../common/validation/id.pipe';
 import { ApiKeyError, ApiKeysService, DEFAULT_GRACE_MS, holds } from './api-keys.service';
@@ -46,6 +46,13 @@ async function answered<T>(work: () => Promise<T>, id?: number): Promise<T> {
   }
 }
 
+/** Only scopes some operation asks for: a typo is 400, never a key that silently can do less. */
+function knownScopes(vocabulary: Vocabulary, scopes: readonly string[] | undefined): void {
+  const unknown = unknownScope(vocabulary, scopes);
+  if (unknown !== undefined)
+    throw validationFailed([{ field: 'scopes', message: `${unknown} is not a scope of this service` }]);
+}
+
 /** A key cannot give another key a scope it lacks itself. */
 function mayGrant(req: Request, scopes: readonly string[] | undefined): void {
   const held = callerOf(req)!.scopes;
@@ -71,7 +78,10 @@ const time = (value: string | null | undefined) =>
 @RequiredScope('keys:manage')
 @Controller(KEYS.collection)
 export class ApiKeysController {
-  constructor(private readonly keys: ApiKeysService) {}
+  constructor(
+    private readonly keys: ApiKeysService,
+    @Inject(VOCABULARY) private readonly vocabulary: Vocabulary,
+  ) {}
 
   /**
    * List API keys
@@ -89,8 +99,8 @@ export class ApiKeysController {
 
   /**
    * Make an API key
-   * @remarks A key with these scopes, each of which the key sending this must hold. The answer
-   * holds its secret, once.
+   * @remarks A key with these scopes, each one some operation asks for (400) and the key sending
+   * this holds (403). The answer holds its secret, once.
    */
   @Post()
   @ApiCreatedResponse({
@@ -104,6 +114,7 @@ export class ApiKeysController {
     @Req() req: Request,
     @Res({ passthrough: true }) res: Response,
   ): Promise<ApiKeyWithSecretDto> {
+    knownScopes(this.vocabulary, body.scopes);
     mayGrant(req, body.scopes);
     const created = await answered(() =>
       this.keys.create(body.name, { scopes: body.scopes, expiresAt: time(body.expiresAt) }, { request: req }),
@@ -137,6 +148,7 @@ export class ApiKeysController {
     @Body() patch: ApiKeyPatchDto,
     @Req() req: Request,
   ): Promise<ApiKeyDto> {
+    knownScopes(this.vocabulary, patch.scopes);
     mayGrant(req, patch.scopes);
     const change = { ...patch, expiresAt: time(patch.expiresAt) };
     return ApiKeyDto.fromEntity(
