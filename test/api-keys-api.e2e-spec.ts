@@ -3,6 +3,20 @@ import { AUTH, dropTestSchemas, useApp } from './support/app';
 import { ContractValidator } from './support/openapi';
 
 const KEY = /^pet_[A-Za-z0-9_-]{43}$/;
+const EXPIRES_AT_RULE =
+  'expiresAt must be an RFC 3339 date-time with an offset, such as 2030-01-01T00:00:00Z';
+/** ISO 8601 forms and impossible times that Date.parse reads, or half reads; RFC 3339 has none of them. */
+const NOT_RFC_3339 = [
+  '2099-W01-1',
+  '20990101T000000Z',
+  '2099-01-01T00Z',
+  '2099-01-01T00:00:00,5Z',
+  '2099',
+  '2099-01-01',
+  '2099-01-01T00:00:00',
+  '2099-02-30T00:00:00Z',
+  '2099-01-01T24:00:00Z',
+];
 
 /** /v1/api-keys through the real app: what a key with keys:manage can do, and cannot. */
 describe('API keys through the API (e2e)', () => {
@@ -84,6 +98,25 @@ describe('API keys through the API (e2e)', () => {
     expect(widened.status).toBe(403);
   });
 
+  it.each(['foo:read', 'pets:manage', 'events:write'])(
+    'refuses to grant %s, which no operation asks for, with 400 naming it',
+    async (scope) => {
+      const key = await make({ name: 'scoped', scopes: ['pets:read'] });
+      const message = `${scope} is not a scope of this service`;
+      const refusal = {
+        code: 'validation_failed',
+        status: 400,
+        message: `Validation failed: ${message}.`,
+        details: [{ field: 'scopes', message }],
+      };
+      const created = await checked(admin.post('/api-keys', { name: 'x', scopes: ['pets:read', scope] }));
+      expect([created.status, created.body]).toEqual([400, refusal]);
+      const changed = await checked(admin.patch(`/api-keys/${key.id}`, { scopes: [scope] }));
+      expect([changed.status, changed.body]).toEqual([400, refusal]);
+      expect((await checked(admin.get(`/api-keys/${key.id}`))).body.scopes).toEqual(['pets:read']);
+    },
+  );
+
   it('changes scopes, name and expiry, effective at once on this instance', async () => {
     const key = await make({ name: 'changing', scopes: ['pets:read', 'pets:write'] });
     const client = as(`Bearer ${key.secret}`);
@@ -149,6 +182,39 @@ describe('API keys through the API (e2e)', () => {
     expect((res.body.details as { field: string }[]).map((detail) => detail.field)).toContain(field);
   });
 
+  it.each(NOT_RFC_3339)(
+    'refuses the expiry %s on create and change with 400 naming expiresAt, storing nothing',
+    async (expiresAt) => {
+      const key = await make({ name: 'dated', scopes: ['pets:read'] });
+      const before = await checked(admin.get('/api-keys?limit=100'));
+      const refusal = {
+        code: 'validation_failed',
+        status: 400,
+        message: `Validation failed: ${EXPIRES_AT_RULE}.`,
+        details: [{ field: 'expiresAt', message: EXPIRES_AT_RULE }],
+      };
+
+      const created = await checked(admin.post('/api-keys', { name: 'x', scopes: ['pets:read'], expiresAt }));
+      expect([created.status, created.body]).toEqual([400, refusal]);
+      const changed = await checked(admin.patch(`/api-keys/${key.id}`, { expiresAt }));
+      expect([changed.status, changed.body]).toEqual([400, refusal]);
+      expect((await checked(admin.get('/api-keys?limit=100'))).body).toEqual(before.body);
+    },
+  );
+
+  it('reads an expiry in any offset as the instant it names', async () => {
+    const key = await make({
+      name: 'offset',
+      scopes: ['pets:read'],
+      expiresAt: '2099-01-01T01:00:00.5+01:00',
+    });
+    expect(key).toMatchObject({ expiresAt: '2099-01-01T00:00:00.500Z' });
+    const changed = await checked(
+      admin.patch(`/api-keys/${key.id}`, { expiresAt: '2098-12-31t19:30:00-04:30' }),
+    );
+    expect(changed.body).toMatchObject({ expiresAt: '2099-01-01T00:00:00.000Z' });
+  });
+
   it('pages the keys with Link rel="next" and answers 404 for a key that does not exist', async () => {
     await make({ name: 'one more', scopes: ['pets:read'] });
     const first = await checked(admin.get('/api-keys?limit=1'));
@@ -156,7 +222,17 @@ describe('API keys through the API (e2e)', () => {
     const next = /<\/v1([^>]+)>; rel="next"/.exec(first.headers.link)![1];
     const second = await checked(admin.get(next));
     expect((second.body as { id: number }[])[0].id).toBeGreaterThan((first.body as { id: number }[])[0].id);
-    expect((await checked(admin.get('/api-keys/999999'))).status).toBe(404);
     expect((await checked(admin.get('/api-keys/abc'))).status).toBe(400);
+  });
+
+  it('names the key in a 404, as every collection does', async () => {
+    const missing = { code: 'not_found', message: 'No API key has id 999999.', status: 404 };
+    for (const res of [
+      await checked(admin.get('/api-keys/999999')),
+      await checked(admin.patch('/api-keys/999999', { name: 'x' })),
+      await checked(admin.post('/api-keys/999999/rotate', {})),
+      await checked(admin.delete('/api-keys/999999')),
+    ])
+      expect([res.status, res.body]).toEqual([404, missing]);
   });
 });

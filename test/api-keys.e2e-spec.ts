@@ -153,6 +153,11 @@ describe('Stored API keys (e2e: the CLI, the real app, one SQLite file)', () => 
 
   it.each([
     [['create', '--name', 'x', '--scopes', 'pets'], 1, '"pets" is not a scope'],
+    ...['foo:read', 'pets:manage'].map((scope): [string[], number, string] => [
+      ['create', '--name', 'x', '--scopes', `pets:read,${scope}`],
+      1,
+      `apikey: "${scope}" is not a scope of this service: use audit:read, events:read, keys:manage, pets:read, pets:write, webhooks:manage\n`,
+    ]),
     [
       ['create', '--name', 'x', '--expires-in', '1y'],
       2,

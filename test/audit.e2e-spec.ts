@@ -182,6 +182,43 @@ describe('The audit log (e2e)', () => {
       contract.check(await list(query).expect(400));
   });
 
+  it.each(['since', 'until'])('refuses a %s that is not RFC 3339 with 400 naming it', async (field) => {
+    const contract = await ContractValidator.forPaths('/audit-events');
+    const { key } = await target.app.get(ApiKeysService).create('auditor', { scopes: ['audit:read'] });
+    const rule = `${field} must be an RFC 3339 date-time with an offset, such as 2030-01-01T00:00:00Z`;
+    for (const value of [
+      '2030-W01-1',
+      '20300101T000000Z',
+      '2030-01-01T00Z',
+      '2030-01-01T00:00:00,5Z',
+      '2030',
+      '2030-01-01',
+      '2030-01-01T00:00:00',
+      '2030-02-30T00:00:00Z',
+      '2030-01-01T24:00:00Z',
+    ]) {
+      const res = await request(target.http)
+        .get(`/v1/audit-events?${field}=${encodeURIComponent(value)}`)
+        .set('Authorization', as(key));
+      contract.check(res);
+      expect([value, res.status, res.body]).toEqual([
+        value,
+        400,
+        {
+          code: 'validation_failed',
+          status: 400,
+          message: `Validation failed: ${rule}.`,
+          details: [{ field, message: rule }],
+        },
+      ]);
+    }
+    const offset = await request(target.http)
+      .get(`/v1/audit-events?${field}=${encodeURIComponent('2000-01-01T01:00:00.5+01:00')}`)
+      .set('Authorization', as(key));
+    expect(offset.status).toBe(200);
+    expect((offset.body as Event[]).length > 0).toBe(field === 'since');
+  });
+
   it('counts exactly one event per successful change under concurrent creates, patches and key changes', async () => {
     const events = await concurrentChanges([target.app]);
     expect(events.recorded).toBe(events.changes);

@@ -290,14 +290,14 @@ describe('The TypeScript client package (e2e)', () => {
     it('creates, gets, updates with If-Match, rotates and deletes a webhook endpoint', async () => {
       const made = await client.webhookEndpoints.create({
         url: 'http://127.0.0.1:9/client-hook',
-        eventTypes: ['widget.*'],
+        eventTypes: ['pet.created'],
         description: 'Client spec',
       });
       expect(made).toEqual({
         id: expect.any(Number),
         url: 'http://127.0.0.1:9/client-hook',
         description: 'Client spec',
-        eventTypes: ['widget.*'],
+        eventTypes: ['pet.created'],
         enabled: true,
         createdAt: expect.any(String),
         secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]+={0,2}$/),

@@ -83,6 +83,24 @@ describe('Events and webhooks (e2e)', () => {
     for (const event of events) expect(Date.parse(event.timestamp)).toBeGreaterThan(Date.now() - 60_000);
   });
 
+  it('says previousStatus null when a record without a status is given one, as the document allows', async () => {
+    const start = await last();
+    const { status: _status, ...withoutStatus } = await sampleBody('NewPet');
+    const created = await api.post('/pets', withoutStatus);
+    expect(created.body).not.toHaveProperty('status');
+    const changed = await api.patch(
+      `/pets/${created.body.id}`,
+      { status: 'available' },
+      created.headers.etag,
+    );
+
+    const events = await feed(start ? `&after=${start}` : '');
+    expect(events.map((event) => [event.type, event.data])).toEqual([
+      ['pet.created', { ...created.body, version: 1 }],
+      ['pet.updated', { ...changed.body, version: 2, previousStatus: null }],
+    ]);
+  });
+
   it('writes one event for 20 racing changes of which one wins, and filters the feed by type', async () => {
     const start = await last();
     const created = await api.post('/pets', await sampleBody('NewPet'));
@@ -107,6 +125,74 @@ describe('Events and webhooks (e2e)', () => {
     const refused = await as('/webhook-endpoints');
     expect(refused.status).toBe(403);
     expect(refused.headers['www-authenticate']).toContain('scope="webhooks:manage"');
+  });
+
+  it.each(['order.*', 'pet.deleted', 'pets.*', 'widget.created'])(
+    'refuses the event type %s, which matches no event of the service, with 400 naming it',
+    async (type) => {
+      const message = `${type} matches no event of this service`;
+      const refusal = {
+        code: 'validation_failed',
+        status: 400,
+        message: `Validation failed: ${message}.`,
+        details: [{ field: 'eventTypes', message }],
+      };
+      const url = 'http://127.0.0.1:9/typo';
+      const made = await api.post('/webhook-endpoints', { url, eventTypes: ['pet.created', type] });
+      expect([made.status, made.body]).toEqual([400, refusal]);
+      const kept = await api.post('/webhook-endpoints', { url, eventTypes: ['pet.*'], enabled: false });
+      expect(kept.status).toBe(201);
+      const changed = await api.patch(`/webhook-endpoints/${kept.body.id}`, { eventTypes: [type] }, '*');
+      expect([changed.status, changed.body]).toEqual([400, refusal]);
+    },
+  );
+
+  it('sends an endpoint only events the key that made or last changed it can read: 403 naming the scope', async () => {
+    const keyWith = async (...scopes: string[]) =>
+      `Bearer ${(await api.post('/api-keys', { name: 'hooks', scopes })).body.secret as string}`;
+    const as = (authorization: string) => ({
+      post: (body: object) =>
+        checked(
+          request(target.http).post('/v1/webhook-endpoints').set('Authorization', authorization).send(body),
+        ),
+      patch: (id: number, body: object) =>
+        checked(
+          request(target.http)
+            .patch(`/v1/webhook-endpoints/${id}`)
+            .set('Authorization', authorization)
+            .set('If-Match', '*')
+            .set('Content-Type', MERGE_PATCH)
+            .send(JSON.stringify(body)),
+        ),
+    });
+    const blind = as(await keyWith('webhooks:manage'));
+    const reader = as(await keyWith('webhooks:manage', 'pets:read'));
+    const url = 'http://127.0.0.1:9/hook';
+    const refused = {
+      code: 'insufficient_scope',
+      message: 'The API key cannot have events sent that it may not read: they need the scope pets:read.',
+      status: 403,
+    };
+    const challenge = 'Bearer realm="petstore", error="insufficient_scope", scope="pets:read"';
+
+    for (const res of [
+      await blind.post({ url, eventTypes: ['pet.*'], enabled: false }),
+      await blind.post({ url, eventTypes: ['pet.updated'], enabled: false }),
+      await blind.post({ url, enabled: false }),
+    ]) {
+      expect([res.status, res.body]).toEqual([403, refused]);
+      expect(res.headers['www-authenticate']).toBe(challenge);
+    }
+    const made = await reader.post({ url, eventTypes: ['pet.*'], enabled: false });
+    expect(made.status).toBe(201);
+    // Another key may not point it elsewhere, nor keep its events while changing it.
+    for (const res of [
+      await blind.patch(made.body.id, { url: 'http://127.0.0.1:9/mine' }),
+      await blind.patch(made.body.id, { eventTypes: ['*'] }),
+    ])
+      expect([res.status, res.body, res.headers['www-authenticate']]).toEqual([403, refused, challenge]);
+    expect((await api.get(`/webhook-endpoints/${made.body.id}`)).body.url).toBe(url);
+    expect((await reader.patch(made.body.id, { url: 'http://127.0.0.1:9/moved' })).status).toBe(200);
   });
 
   it('delivers each event signed, as Standard Webhooks verifies it, with both secrets while one rotates out', async () => {

@@ -3,7 +3,8 @@ import { connect } from 'node:net';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
 import type { App } from 'supertest/types';
-import { startApp } from './support/app';
+import { ApiKeysService } from '../src/auth/api-keys.service';
+import { dropTestSchemas, startApp } from './support/app';
 import { captureLogs } from './support/logs';
 import { sparePort } from './support/ports';
 
@@ -40,6 +41,7 @@ describe('Rate limits per API key (e2e)', () => {
 
   afterAll(async () => {
     await Promise.all(apps.map((app) => app.close()));
+    await dropTestSchemas();
   });
 
   it('counts per key, sends the draft headers on every answer, and answers 429 over the limit', async () => {
@@ -74,6 +76,33 @@ describe('Rate limits per API key (e2e)', () => {
       .set('Authorization', `Bearer ${first}`)
       .send({ name: 'Limited', categoryId: 1 });
     expect(created.status).toBe(429);
+  });
+
+  it('counts a 403 against the key, with the headers, and answers 429 over the limit before any scope', async () => {
+    const app = await startApp({ RATE_LIMIT_ENABLED: 'true', RATE_LIMIT_PER_MINUTE: '3' });
+    apps.push(app);
+    const { key } = await app.get(ApiKeysService).create('reader', { scopes: ['pets:read'] });
+    const add = () =>
+      request(app.getHttpServer())
+        .post('/v1/pets')
+        .set('Authorization', `Bearer ${key}`)
+        .send({ name: 'Refused', categoryId: 1 });
+
+    for (let remaining = 2; remaining >= 0; remaining--) {
+      const refused = await add();
+      expect(refused.status).toBe(403);
+      expect(refused.body).toEqual({
+        code: 'insufficient_scope',
+        message: 'The API key lacks the scope pets:write, which this operation needs.',
+        status: 403,
+      });
+      expect(refused.headers['ratelimit-policy']).toBe('"default";q=3;w=60');
+      expect(refused.headers.ratelimit).toMatch(new RegExp(`^"default";r=${remaining};t=\\d+$`));
+    }
+    const limited = await add();
+    expect([limited.status, limited.body.code]).toEqual([429, 'rate_limited']);
+    const read = await request(app.getHttpServer()).get('/v1/pets').set('Authorization', `Bearer ${key}`);
+    expect([read.status, read.headers.ratelimit]).toEqual([429, expect.stringMatching(/^"default";r=0;/)]);
   });
 
   it('does not limit the API docs', async () => {

@@ -85,9 +85,12 @@ describe('key scopes, operation by operation', () => {
   it('answers a key with the scope as usual, and one without it 403 naming the scope', async () => {
     const results: string[] = [];
     for (const op of operations) {
-      // The key must hold what the body asks it to grant (a new key's scopes) as well.
-      const granted =
-        op.body === undefined ? [] : ((JSON.parse(op.body) as { scopes?: string[] }).scopes ?? []);
+      // The key must hold what the body asks it to grant (a new key's scopes), and read the events
+      // it has an endpoint sent (every event, unless the body names types), as well.
+      const granted = [
+        ...(op.body === undefined ? [] : ((JSON.parse(op.body) as { scopes?: string[] }).scopes ?? [])),
+        ...(op.path.startsWith('/v1/webhook-endpoints') ? allScopes.filter((s) => s.endsWith(':read')) : []),
+      ];
       const holder = await send(op, await keyWith([op.scope, ...granted]));
       const others = await send(op, await keyWith(allScopes.filter((scope) => scope !== op.scope)));
       results.push(`${op.name} ${holder.status} ${others.status}`);
@@ -104,6 +107,25 @@ describe('key scopes, operation by operation', () => {
       );
     }
     expect(results).toHaveLength(operations.length);
+  });
+
+  it('lets a key be given every scope an operation asks for, and an endpoint every event a change made', async () => {
+    const post = (path: string, body: object) => request(target.http).post(`/v1${path}`).set(AUTH).send(body);
+    for (const scope of allScopes)
+      expect([scope, (await post('/api-keys', { name: scope, scopes: [scope] })).status]).toEqual([
+        scope,
+        201,
+      ]);
+    const events = await request(target.http).get('/v1/events?limit=100').set(AUTH).expect(200);
+    const published = [...new Set((events.body as { type: string }[]).map((event) => event.type))];
+    expect(published).toContain('pet.created');
+    const eventTypes = published.flatMap((type) => [type, `${type.split('.')[0]}.*`]).slice(0, 50);
+    const made = await post('/webhook-endpoints', {
+      url: 'https://93.184.216.34/in',
+      eventTypes,
+      enabled: false,
+    });
+    expect([made.status, made.body.eventTypes]).toEqual([201, eventTypes]);
   });
 
   it('gives API_KEYS entries and keys made without scopes every scope', async () => {

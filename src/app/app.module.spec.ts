@@ -1,7 +1,7 @@
 import { APP_GUARD } from '@nestjs/core';
 import pino from 'pino';
 import { AppModule } from './app.module';
-import { ApiKeyGuard } from '../auth/api-key.guard';
+import { ApiKeyGuard, ScopeGuard } from '../auth/api-key.guard';
 import { loadConfig } from '../config/app-config';
 import { RateLimitGuard } from '../rate-limit/rate-limit.guard';
 
@@ -16,11 +16,11 @@ function globalGuards(env: Record<string, string>): unknown[] {
 }
 
 describe('AppModule global guards', () => {
-  it('authenticate first, then limit per key: the per-key limit never counts a request without a valid key', () => {
-    expect(globalGuards({ RATE_LIMIT_ENABLED: 'true' })).toEqual([ApiKeyGuard, RateLimitGuard]);
+  it('authenticate, limit per key, then check the scope: a valid key is counted, a request without one is not', () => {
+    expect(globalGuards({ RATE_LIMIT_ENABLED: 'true' })).toEqual([ApiKeyGuard, RateLimitGuard, ScopeGuard]);
   });
 
   it('leave the per-key limit out when limits are off', () => {
-    expect(globalGuards({ RATE_LIMIT_ENABLED: 'false' })).toEqual([ApiKeyGuard]);
+    expect(globalGuards({ RATE_LIMIT_ENABLED: 'false' })).toEqual([ApiKeyGuard, ScopeGuard]);
   });
 });

@@ -1,7 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import type { Logger } from 'pino';
-import { ApiKeyGuard } from '../auth/api-key.guard';
+import { ApiKeyGuard, ScopeGuard } from '../auth/api-key.guard';
 import { AuditModule } from '../audit/audit.module';
 import { AuthModule } from '../auth/auth.module';
 import { RequestValidationPipe } from '../common/validation/request-validation.pipe';
@@ -14,6 +14,7 @@ import { LifecycleModule } from '../http/lifecycle';
 import { ObservabilityModule } from '../observability/observability.module';
 import { RateLimitGuard } from '../rate-limit/rate-limit.guard';
 import { RateLimitModule } from '../rate-limit/rate-limit.module';
+import { VocabularyModule } from './vocabulary';
 
 /** The guards, pipe and filter are providers, so that every test that builds this module runs them. */
 @Module({})
@@ -27,15 +28,17 @@ export class AppModule {
         DatabaseModule.forRoot(config.database, SCHEMAS),
         RateLimitModule.forRoot(config.rateLimit),
         ...FEATURES.map((feature) => feature.module),
+        VocabularyModule.forRoot(FEATURES.map((feature) => feature.module)),
         // After the features: Express tries routes in order, and the collections' are the busy ones.
         AuthModule.forRoot(config),
         AuditModule.forRoot(config.audit),
         EventsModule.forRoot(config.events),
       ],
       providers: [
-        // Authentication first, so that the per-key limit counts only authenticated requests.
+        // The key, its rate limit, then its scope: a valid key is counted whatever it is answered.
         { provide: APP_GUARD, useExisting: ApiKeyGuard },
         ...(config.rateLimit.enabled ? [{ provide: APP_GUARD, useExisting: RateLimitGuard }] : []),
+        { provide: APP_GUARD, useExisting: ScopeGuard },
         { provide: APP_PIPE, useClass: RequestValidationPipe },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
       ],

@@ -5,6 +5,7 @@ import { ListOperation, Resource } from '../common/openapi/operations';
 import { setNextLink } from '../common/pagination/next-link';
 import { responseOf } from '../common/response-of';
 import { RequiredScope } from '../common/scopes';
+import { parseDateTime } from '../common/validation/date-time';
 import { AuditService } from './audit.service';
 import { AuditEventDto, ListAuditEventsQueryDto } from './dto/audit-event.dto';
 
@@ -14,7 +15,8 @@ const AUDIT: Resource = {
   noun: 'audit event',
   nouns: 'audit events',
 };
-const time = (value: string | undefined) => (value === undefined ? undefined : Date.parse(value));
+
+const time = (value: string | undefined) => (value === undefined ? undefined : parseDateTime(value));
 
 @ApiResource(
   AUDIT.collection,

@@ -7,7 +7,7 @@ import { REALM } from '../common/errors/bearer-challenge';
 import { hitsOf } from '../../test/support/counters';
 import { AbuseLimiter } from '../rate-limit/abuse-limiter';
 import { MemoryCounters, ResilientCounters, SHARED_STORE_RETRY_MS } from '../rate-limit/counters';
-import { ApiKeyGuard } from './api-key.guard';
+import { ApiKeyGuard, ScopeGuard } from './api-key.guard';
 import { ApiKeyStore } from './api-key.store';
 import { ApiKeysService, Refusal, Scopes, VerifiedKey } from './api-keys.service';
 import { EVERY_SCOPE, RequiredScope } from '../common/scopes';
@@ -408,24 +408,29 @@ describe('ApiKeyGuard', () => {
       special(): void {}
     }
 
+    /** The key guard and the scope guard on one request, in the order Nest runs them. */
     const withScopes = (...scopes: string[]) => {
       const stored = fakeStoredKeys();
       stored.verifyDigest.mockResolvedValue(verified(new Set(scopes)));
-      return guardWith([KEY], stored);
+      const keys = guardWith([KEY], stored);
+      return { keys, scope: new ScopeGuard(keys) };
     };
-    const call = (guard: ApiKeyGuard, handler: string, key = STORED_KEY) =>
-      guard.canActivate(contextFor(`Bearer ${key}`, WidgetsController, handler));
+    const call = async (guards: ReturnType<typeof withScopes>, handler: string, key = STORED_KEY) => {
+      const context = contextFor(`Bearer ${key}`, WidgetsController, handler);
+      return (await guards.keys.canActivate(context)) && guards.scope.canActivate(context);
+    };
+    const refusal = async (guards: ReturnType<typeof withScopes>, handler: string) => {
+      const error = await call(guards, handler).catch((failure: unknown) => failure);
+      expect(error).toBeInstanceOf(ApiException);
+      return describeError(error as ApiException);
+    };
 
     it("lets a key with the collection's read scope read, and nothing else", async () => {
-      const guard = withScopes('widgets:read');
+      const guards = withScopes('widgets:read');
 
-      await expect(call(guard, 'list')).resolves.toBe(true);
-      for (const handler of ['add', 'change']) {
-        expect(
-          describeError(
-            await rejection(guard, contextFor(`Bearer ${STORED_KEY}`, WidgetsController, handler)),
-          ),
-        ).toEqual({
+      await expect(call(guards, 'list')).resolves.toBe(true);
+      for (const handler of ['add', 'change'])
+        expect(await refusal(guards, handler)).toEqual({
           code: 'insufficient_scope',
           status: 403,
           message: 'The API key lacks the scope widgets:write, which this operation needs.',
@@ -434,24 +439,28 @@ describe('ApiKeyGuard', () => {
             'WWW-Authenticate': `Bearer realm="${REALM}", error="insufficient_scope", scope="widgets:write"`,
           },
         });
-      }
+    });
+
+    it('leaves the scope to the scope guard, which runs after the rate limit: the key guard lets a valid key through', async () => {
+      const guards = withScopes();
+      const context = contextFor(`Bearer ${STORED_KEY}`, WidgetsController, 'add');
+
+      await expect(guards.keys.canActivate(context)).resolves.toBe(true);
+      expect(callerOf(context.switchToHttp().getRequest<Request>())).toMatchObject({ keyId: 1 });
+      expect(() => guards.scope.canActivate(context)).toThrow(ApiException);
     });
 
     it('asks a route for the scope it names, whatever its method', async () => {
       await expect(call(withScopes('widgets:write', 'keys:manage'), 'special')).resolves.toBe(true);
-      const refused = await rejection(
-        withScopes('widgets:write'),
-        contextFor(`Bearer ${STORED_KEY}`, WidgetsController, 'special'),
-      );
-      expect(refused.headers).toEqual({
+      expect((await refusal(withScopes('widgets:write'), 'special')).headers).toEqual({
         'WWW-Authenticate': `Bearer realm="${REALM}", error="insufficient_scope", scope="keys:manage"`,
       });
     });
 
     it('gives API_KEYS entries every scope', async () => {
-      const guard = withScopes();
+      const guards = withScopes();
       for (const handler of ['list', 'add', 'change', 'special'])
-        await expect(call(guard, handler, KEY)).resolves.toBe(true);
+        await expect(call(guards, handler, KEY)).resolves.toBe(true);
     });
 
     it('answers an expired key 401 with the RFC 6750 description', async () => {

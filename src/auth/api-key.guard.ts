@@ -1,4 +1,12 @@
-import { CanActivate, ExecutionContext, Inject, Injectable, Optional, RequestMethod } from '@nestjs/common';
+import {
+  CanActivate,
+  ExecutionContext,
+  Inject,
+  Injectable,
+  Optional,
+  RequestMethod,
+  Type,
+} from '@nestjs/common';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
@@ -15,7 +23,7 @@ import { collectionScope, EVERY_SCOPE, REQUIRED_SCOPE } from '../common/scopes';
 import { AuthFailureReason, Metrics } from '../observability/metrics';
 import { ApiKeyStore, digest } from './api-key.store';
 import { ApiKeysService, holds, Refusal, VerifiedKey } from './api-keys.service';
-import { setCaller } from './caller';
+import { callerOf, setCaller } from './caller';
 import { FAILED_AUTH_BUDGET, FailedAuthBudget, Refund } from './failed-auth-budget';
 import { IS_PUBLIC } from './public.decorator';
 
@@ -23,7 +31,21 @@ const BEARER_SCHEME = /^bearer(\s|$)/i;
 /** `Bearer <token68>`, the scheme name case-insensitive (RFC 7235, RFC 6750). */
 const BEARER = new RegExp(`^Bearer +(${TOKEN68}) *$`, 'i');
 
-/** Without a valid key, a request spends its address's abuse budget before any lookup; valid ones refund. */
+/** The scope a route needs (`@RequiredScope`, else its collection's read or write), null if public. */
+export function routeScope(controller: Type, handler: object, reflector = new Reflector()): string | null {
+  const targets = [handler, controller] as Type[];
+  if (reflector.getAllAndOverride<boolean | undefined>(IS_PUBLIC, targets)) return null;
+  const method = RequestMethod[Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod];
+  return (
+    reflector.getAllAndOverride<string | undefined>(REQUIRED_SCOPE, targets) ??
+    collectionScope(String(Reflect.getMetadata(PATH_METADATA, controller)), method)
+  );
+}
+
+/**
+ * Who is calling; the scope is ScopeGuard's. Without a valid key, a request spends its address's
+ * abuse budget before any lookup; valid ones refund.
+ */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
   constructor(
@@ -71,11 +93,7 @@ export class ApiKeyGuard implements CanActivate {
         await refund?.();
         const { id: keyId, name: keyName, scopes } = verdict;
         setCaller(request, { owner, keyId, keyName, scopes, operation: context.getHandler().name });
-        if (holds(scopes, scope)) return true;
-        this.metrics.authFailure('insufficient_scope');
-        throw new ApiException('insufficient_scope', insufficientScopeMessage(scope), undefined, {
-          'WWW-Authenticate': insufficientScopeChallenge(scope),
-        });
+        return true;
       }
       refusal = verdict;
     }
@@ -92,8 +110,8 @@ export class ApiKeyGuard implements CanActivate {
     return new ApiException('unauthorized', message, undefined, { 'WWW-Authenticate': challenge });
   }
 
-  /** The scope a route needs (`@RequiredScope`, else its collection's read or write), null if public. */
-  private scopeOf(context: ExecutionContext): string | null {
+  /** The scope of the request's route, null if public. */
+  scopeOf(context: ExecutionContext): string | null {
     const handler = context.getHandler();
     const controller = context.getClass();
     let handlers = this.routes.get(controller);
@@ -103,12 +121,7 @@ export class ApiKeyGuard implements CanActivate {
     }
     let scope = handlers.get(handler);
     if (scope === undefined) {
-      const targets = [handler, controller];
-      const method = RequestMethod[Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod];
-      scope = this.reflector.getAllAndOverride<boolean | undefined>(IS_PUBLIC, targets)
-        ? null
-        : (this.reflector.getAllAndOverride<string | undefined>(REQUIRED_SCOPE, targets) ??
-          collectionScope(String(Reflect.getMetadata(PATH_METADATA, controller)), method));
+      scope = routeScope(controller, handler, this.reflector);
       handlers.set(handler, scope);
     }
     return scope;
@@ -121,5 +134,27 @@ export class ApiKeyGuard implements CanActivate {
       throw reserved;
     }
     return reserved;
+  }
+}
+
+/**
+ * The scope the route needs, checked after the per-key rate limit: a key is counted, and told its
+ * budget, whatever it is answered.
+ */
+@Injectable()
+export class ScopeGuard implements CanActivate {
+  constructor(
+    private readonly keys: ApiKeyGuard,
+    @Optional() private readonly metrics: Metrics = new Metrics(),
+  ) {}
+
+  canActivate(context: ExecutionContext): boolean {
+    const scope = this.keys.scopeOf(context);
+    const caller = callerOf(context.switchToHttp().getRequest<Request>());
+    if (scope === null || (caller && holds(caller.scopes, scope))) return true;
+    this.metrics.authFailure('insufficient_scope');
+    throw new ApiException('insufficient_scope', insufficientScopeMessage(scope), undefined, {
+      'WWW-Authenticate': insufficientScopeChallenge(scope),
+    });
   }
 }

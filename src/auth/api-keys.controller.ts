@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, HttpCode, Patch, Post, Query, Req, Res } from '@nestjs/common';
+import { Body, Controller, Delete, HttpCode, Inject, Patch, Post, Query, Req, Res } from '@nestjs/common';
 import {
   ApiBody,
   ApiConsumes,
@@ -15,7 +15,8 @@ import { locationHeaderDocs, MERGE_PATCH } from '../common/openapi/headers';
 import { GetOperation, IdParam, ListOperation, Resource } from '../common/openapi/operations';
 import { setNextLink } from '../common/pagination/next-link';
 import { resourceLocation } from '../common/resource-location';
-import { RequiredScope } from '../common/scopes';
+import { RequiredScope, unknownScope, Vocabulary, VOCABULARY } from '../common/scopes';
+import { parseDateTime } from '../common/validation/date-time';
 import { ApiIdParam } from '../common/validation/id.pipe';
 import { ApiKeyError, ApiKeysService, DEFAULT_GRACE_MS, holds } from './api-keys.service';
 import { AUTH_ERRORS } from './auth.errors';
@@ -33,16 +34,23 @@ const KEYS: Resource = { collection: 'api-keys', param: 'keyId', noun: 'API key'
 const SECRET_ONCE =
   'The secret is in this answer only: the service keeps its SHA-256 digest, never the secret.';
 
-/** The API's refusals of the service's: 404 for no such key, 409 for a revoked one, else 400 naming the field. */
-async function answered<T>(work: () => Promise<T>): Promise<T> {
+/** The API's refusals of the service's: 404 for no key `id`, 409 for a revoked one, else 400 naming the field. */
+async function answered<T>(work: () => Promise<T>, id?: number): Promise<T> {
   try {
     return await work();
   } catch (error) {
     if (!(error instanceof ApiKeyError)) throw error;
-    if (error.kind === 'not_found') throw new ApiException('not_found');
+    if (error.kind === 'not_found') throw new ApiException('not_found', `No API key has id ${id}.`);
     if (error.kind === 'revoked') throw new ApiException(AUTH_ERRORS.api_key_revoked);
     throw validationFailed([{ field: error.field ?? 'body', message: error.message }]);
   }
+}
+
+/** Only scopes some operation asks for: a typo is 400, never a key that silently can do less. */
+function knownScopes(vocabulary: Vocabulary, scopes: readonly string[] | undefined): void {
+  const unknown = unknownScope(vocabulary, scopes);
+  if (unknown !== undefined)
+    throw validationFailed([{ field: 'scopes', message: `${unknown} is not a scope of this service` }]);
 }
 
 /** A key cannot give another key a scope it lacks itself. */
@@ -59,7 +67,7 @@ function mayGrant(req: Request, scopes: readonly string[] | undefined): void {
 }
 
 const time = (value: string | null | undefined) =>
-  value === undefined ? undefined : value === null ? null : Date.parse(value);
+  value === undefined || value === null ? value : parseDateTime(value);
 
 @ApiResource(
   KEYS.collection,
@@ -70,7 +78,10 @@ const time = (value: string | null | undefined) =>
 @RequiredScope('keys:manage')
 @Controller(KEYS.collection)
 export class ApiKeysController {
-  constructor(private readonly keys: ApiKeysService) {}
+  constructor(
+    private readonly keys: ApiKeysService,
+    @Inject(VOCABULARY) private readonly vocabulary: Vocabulary,
+  ) {}
 
   /**
    * List API keys
@@ -88,8 +99,8 @@ export class ApiKeysController {
 
   /**
    * Make an API key
-   * @remarks A key with these scopes, each of which the key sending this must hold. The answer
-   * holds its secret, once.
+   * @remarks A key with these scopes, each one some operation asks for (400) and the key sending
+   * this holds (403). The answer holds its secret, once.
    */
   @Post()
   @ApiCreatedResponse({
@@ -103,6 +114,7 @@ export class ApiKeysController {
     @Req() req: Request,
     @Res({ passthrough: true }) res: Response,
   ): Promise<ApiKeyWithSecretDto> {
+    knownScopes(this.vocabulary, body.scopes);
     mayGrant(req, body.scopes);
     const created = await answered(() =>
       this.keys.create(body.name, { scopes: body.scopes, expiresAt: time(body.expiresAt) }, { request: req }),
@@ -117,7 +129,7 @@ export class ApiKeysController {
    */
   @GetOperation(ApiKeyDto, KEYS)
   async getApiKey(@IdParam(KEYS) id: number): Promise<ApiKeyDto> {
-    return ApiKeyDto.fromEntity(await answered(() => this.keys.get(id)));
+    return ApiKeyDto.fromEntity(await answered(() => this.keys.get(id), id));
   }
 
   /**
@@ -136,9 +148,12 @@ export class ApiKeysController {
     @Body() patch: ApiKeyPatchDto,
     @Req() req: Request,
   ): Promise<ApiKeyDto> {
+    knownScopes(this.vocabulary, patch.scopes);
     mayGrant(req, patch.scopes);
     const change = { ...patch, expiresAt: time(patch.expiresAt) };
-    return ApiKeyDto.fromEntity(await answered(() => this.keys.update(String(id), change, { request: req })));
+    return ApiKeyDto.fromEntity(
+      await answered(() => this.keys.update(String(id), change, { request: req }), id),
+    );
   }
 
   /**
@@ -158,7 +173,7 @@ export class ApiKeysController {
   ): Promise<ApiKeyWithSecretDto> {
     const graceMs = body.graceSeconds === undefined ? DEFAULT_GRACE_MS : body.graceSeconds * 1000;
     return ApiKeyWithSecretDto.of(
-      await answered(() => this.keys.rotate(String(id), graceMs, { request: req })),
+      await answered(() => this.keys.rotate(String(id), graceMs, { request: req }), id),
     );
   }
 
@@ -173,6 +188,6 @@ export class ApiKeysController {
   @ApiNoContentResponse({ description: 'The API key is revoked.' })
   @ApiErrors([400, 401, 404, 429, 500, 503])
   async revokeApiKey(@IdParam(KEYS) id: number, @Req() req: Request): Promise<void> {
-    await answered(() => this.keys.revoke(String(id), { request: req }));
+    await answered(() => this.keys.revoke(String(id), { request: req }), id);
   }
 }

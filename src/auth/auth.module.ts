@@ -1,7 +1,7 @@
 import { DynamicModule, Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AppConfig } from '../config/app-config';
-import { ApiKeyGuard } from './api-key.guard';
+import { ApiKeyGuard, ScopeGuard } from './api-key.guard';
 import { ApiKeysController } from './api-keys.controller';
 import { ApiKeyStore } from './api-key.store';
 import { ApiKeysService, KEY_POLICY } from './api-keys.service';
@@ -28,8 +28,9 @@ export class AuthModule {
         },
         { provide: ApiKeyStore, useValue: new ApiKeyStore(config.auth.apiKeys) },
         ApiKeyGuard,
+        ScopeGuard,
       ],
-      exports: [KEY_SETUP, ApiKeyStore, ApiKeyGuard],
+      exports: [KEY_SETUP, ApiKeyStore, ApiKeyGuard, ScopeGuard],
     };
   }
 }

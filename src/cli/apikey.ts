@@ -8,7 +8,9 @@ import { Transactions } from '../database/transactions';
 import { AppConfig, describeDatabase } from '../config/app-config';
 import { configFromEnvironment } from '../config/environment';
 import { dataSourceOptions, openDatabase } from '../database/database.options';
-import { SCHEMAS } from '../features';
+import { FEATURES, SCHEMAS } from '../features';
+import { vocabularyOf } from '../app/vocabulary';
+import { unknownScope } from '../common/scopes';
 
 const USAGE = `usage: npm run apikey -- <command> [--init]
   create --name <client> [--scopes <scope,...>] [--expires-in <n>d|h|m]
@@ -20,6 +22,8 @@ const USAGE = `usage: npm run apikey -- <command> [--init]
   revoke <id|prefix>       revoke a key; every instance refuses it within a second
   --init                   create the SQLite database if it does not exist yet
 The database is the service's (DATABASE_PATH or DATABASE_URL, .env included); it is named on stderr.`;
+
+const VOCABULARY = vocabularyOf(FEATURES.map((feature) => feature.module));
 
 export const EXIT_OK = 0;
 export const EXIT_FAILED = 1;
@@ -87,8 +91,14 @@ async function run(command: string, args: string[], keys: ApiKeysService, io: Ou
       if (values.name === undefined || positionals.length > 0)
         throw new UsageError('create needs --name <client>, and may take --scopes and --expires-in');
       const lifetime = duration('--expires-in', values['expires-in']);
+      const scopes = values.scopes?.split(',').map((s) => s.trim());
+      const unknown = unknownScope(VOCABULARY, scopes);
+      if (unknown !== undefined)
+        throw new ApiKeyError(
+          `"${unknown.slice(0, 70)}" is not a scope of this service: use ${[...VOCABULARY.scopes].sort().join(', ')}`,
+        );
       const created = await keys.create(values.name, {
-        scopes: values.scopes?.split(',').map((s) => s.trim()),
+        scopes,
         expiresAt: lifetime === undefined ? null : Date.now() + lifetime,
       });
       printNewKey(io, 'Created', created);

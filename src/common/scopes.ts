@@ -18,3 +18,16 @@ export function collectionScope(collection: string, method: string): string {
 export function RequiredScope(scope: string): MethodDecorator & ClassDecorator {
   return applyDecorators(SetMetadata(REQUIRED_SCOPE, scope), ApiExtension(SCOPES_EXTENSION, [scope]));
 }
+
+/** The scopes some operation of this service asks for and the event types its changes publish. */
+export interface Vocabulary {
+  readonly scopes: ReadonlySet<string>;
+  /** Each event type (`pet.created`) with the scope that reads its collection (`pets:read`). */
+  readonly eventTypes: ReadonlyMap<string, string>;
+}
+
+export const VOCABULARY = Symbol('VOCABULARY');
+
+/** The first of `scopes` that no operation asks for, so a typo never grants nothing silently. */
+export const unknownScope = ({ scopes: known }: Vocabulary, scopes: readonly string[] = []) =>
+  scopes.find((scope) => !known.has(scope));

@@ -12,17 +12,33 @@ const RANGES: Record<string, string> = {
   carrierGradeNat: 'carrier-grade NAT',
   linkLocal: 'link-local (cloud metadata among them)',
   uniqueLocal: 'unique local',
+  rfc6145: 'IPv4-translated',
   rfc6052: 'NAT64',
   '6to4': '6to4',
+  teredo: 'Teredo',
 };
+/** Deprecated (RFC 4291), and named by no ipaddr.js range: its last 32 bits are an IPv4 address. */
+const IPV4_COMPATIBLE = ipaddr.parseCIDR('::/96');
+/** Where IANA allocates public IPv6 addresses; ipaddr.js calls every range it does not name unicast. */
+const GLOBAL_UNICAST = ipaddr.parseCIDR('2000::/3');
 
-/** Why a webhook must never contact `ip`, or undefined: only ipaddr.js's `unicast` (globally routable) passes. */
+const reason = (range: string) => (range === 'unicast' ? undefined : (RANGES[range] ?? range));
+
+/**
+ * Why a webhook must never contact `ip`, or undefined. IPv4: only ipaddr.js's `unicast` (globally
+ * routable) passes. IPv6: a mapped address as its IPv4 one; the forms that embed an IPv4 address
+ * (NAT64, 6to4, Teredo, translated, compatible) never; else only unicast in 2000::/3.
+ */
 export function forbiddenAddress(ip: string): string | undefined {
   if (!ipaddr.isValid(ip)) return 'not an IP address';
-  let address = ipaddr.parse(ip);
-  if (address instanceof ipaddr.IPv6 && address.isIPv4MappedAddress()) address = address.toIPv4Address();
+  const address = ipaddr.parse(ip);
+  if (address instanceof ipaddr.IPv4) return reason(address.range());
+  if (address.isIPv4MappedAddress()) return reason(address.toIPv4Address().range());
   const range = address.range();
-  return range === 'unicast' ? undefined : (RANGES[range] ?? range);
+  if (range !== 'unicast') return reason(range);
+  if (address.match(IPV4_COMPATIBLE))
+    return reason(ipaddr.fromByteArray(address.toByteArray().slice(12)).range()) ?? 'IPv4-compatible';
+  return address.match(GLOBAL_UNICAST) ? undefined : 'outside global unicast';
 }
 
 type Lookup = (hostname: string, options: { all: true; verbatim?: boolean }) => Promise<LookupAddress[]>;

@@ -1,4 +1,4 @@
-import { Body, Controller, Headers, HttpCode, Post, Query, Req, Res } from '@nestjs/common';
+import { Body, Controller, Headers, HttpCode, Inject, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiCallbacks, ApiOkResponse } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { ifMatch, setEtag } from '../common/conditional-requests';
@@ -15,7 +15,11 @@ import {
   UpdateOperation,
 } from '../common/openapi/operations';
 import { setNextLink } from '../common/pagination/next-link';
-import { RequiredScope } from '../common/scopes';
+import { ApiException, validationFailed } from '../common/errors/api-exception';
+import { insufficientScopeChallenge } from '../common/errors/bearer-challenge';
+import { RequiredScope, Vocabulary, VOCABULARY } from '../common/scopes';
+import { holds } from '../auth/api-keys.service';
+import { callerOf } from '../auth/caller';
 import { ApiIdParam } from '../common/validation/id.pipe';
 import { Transactions } from '../database/transactions';
 import { IdempotentRequests } from '../idempotency/idempotent-requests';
@@ -31,6 +35,7 @@ import {
   WebhookEndpointWithSecretDto,
 } from './dto/webhook-endpoint.dto';
 import { EVENTS_ERRORS } from './events.errors';
+import { matchesType } from './events.service';
 import { WebhookEndpointEntity } from './webhook-endpoint.entity';
 import { DEFAULT_SECRET_GRACE_MS, WebhookEndpointsService } from './webhook-endpoints.service';
 
@@ -49,6 +54,30 @@ const DELIVERIES: Resource = {
   nouns: 'deliveries',
 };
 
+/** Each type or pattern must match an event of the service: a typo is 400, never an endpoint that gets nothing. */
+function knownEventTypes({ eventTypes }: Vocabulary, patterns: readonly string[] | undefined): void {
+  const unknown = patterns?.find(
+    (pattern) => ![...eventTypes.keys()].some((type) => matchesType(pattern, type)),
+  );
+  if (unknown !== undefined)
+    throw validationFailed([{ field: 'eventTypes', message: `${unknown} matches no event of this service` }]);
+}
+
+/** An endpoint gets only events that the key which made or last changed it can read (`pet.*`: `pets:read`). */
+function mayReceive(req: Request, { eventTypes }: Vocabulary, patterns: readonly string[]): void {
+  const held = callerOf(req)!.scopes;
+  const lacking = [...eventTypes]
+    .filter(([type, scope]) => patterns.some((pattern) => matchesType(pattern, type)) && !holds(held, scope))
+    .map(([, scope]) => scope)[0];
+  if (lacking === undefined) return;
+  throw new ApiException(
+    'insufficient_scope',
+    `The API key cannot have events sent that it may not read: they need the scope ${lacking}.`,
+    undefined,
+    { 'WWW-Authenticate': insufficientScopeChallenge(lacking) },
+  );
+}
+
 @ApiResource(
   ENDPOINTS.collection,
   'Where events are delivered: a signed POST (Standard Webhooks: `webhook-id`, `webhook-timestamp`, ' +
@@ -63,6 +92,7 @@ export class WebhookEndpointsController {
     private readonly endpoints: WebhookEndpointsService,
     private readonly idempotent: IdempotentRequests,
     private readonly transactions: Transactions,
+    @Inject(VOCABULARY) private readonly vocabulary: Vocabulary,
   ) {}
 
   /**
@@ -82,7 +112,8 @@ export class WebhookEndpointsController {
   /**
    * Add a webhook endpoint
    * @remarks Its address is checked (a public address, `https` unless the service allows `http`),
-   * never contacted. The answer holds its signing secret, once.
+   * never contacted. Its event types must match events of the service (400), of collections the
+   * key can read (403: `pet.*` needs `pets:read`, `*` every one). The answer holds its secret, once.
    */
   @CreateOperation(WebhookEndpointWithSecretDto, ENDPOINTS, { versioned: true })
   @ApiCallbacks({
@@ -100,7 +131,9 @@ export class WebhookEndpointsController {
     @Req() req: Request,
     @Res({ passthrough: true }) res: Response,
   ): Promise<WebhookEndpointWithSecretDto> {
+    knownEventTypes(this.vocabulary, body.eventTypes);
     await this.endpoints.checkUrl(body.url);
+    mayReceive(req, this.vocabulary, body.eventTypes ?? ['*']);
     return this.idempotent.create(
       req,
       res,
@@ -125,7 +158,7 @@ export class WebhookEndpointsController {
   /**
    * Change a webhook endpoint
    * @remarks A JSON merge patch (RFC 7396) of its address, description, event types or `enabled`;
-   * `If-Match` must name its current `ETag`.
+   * `If-Match` must name its current `ETag`. The key must read the events it then gets (403).
    */
   @UpdateOperation(WebhookEndpointDto, WebhookEndpointPatchDto, ENDPOINTS)
   async updateWebhookEndpoint(
@@ -135,9 +168,16 @@ export class WebhookEndpointsController {
     @Req() req: Request,
     @Res({ passthrough: true }) res: Response,
   ): Promise<WebhookEndpointDto> {
+    knownEventTypes(this.vocabulary, patch.eventTypes);
     if (patch.url !== undefined) await this.endpoints.checkUrl(patch.url);
+    const matches = ifMatch(condition, true);
+    // Checked on the row the update locks: the endpoint's types, as the patch leaves them.
+    const readable = (current: WebhookEndpointEntity) => {
+      matches(current);
+      mayReceive(req, this.vocabulary, patch.eventTypes ?? current.eventTypes.split(' '));
+    };
     const updated = await this.transactions.run(
-      (work) => this.endpoints.update(id, patch, ifMatch(condition, true), work),
+      (work) => this.endpoints.update(id, patch, readable, work),
       req,
     );
     return WebhookEndpointDto.fromEntity(setEtag(res, updated));

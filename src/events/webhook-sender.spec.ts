@@ -134,7 +134,7 @@ describe('send (over real sockets, on loopback only)', () => {
     });
   });
 
-  it('refuses loopback and unspecified addresses, by literal or by name, before any connection', async () => {
+  it('refuses loopback and unspecified addresses, by literal (in any IPv6 form) or by name, before any connection', async () => {
     const v4 = await serve('127.0.0.1', (_req, res) => res.writeHead(200).end());
     const v6 = await serve('::1', (_req, res) => res.writeHead(200).end());
     try {
@@ -144,10 +144,17 @@ describe('send (over real sockets, on loopback only)', () => {
         `http://localhost:${v4.port}/`,
         `http://[::1]:${v6.port}/`,
         `http://[::ffff:127.0.0.1]:${v4.port}/`,
+        `http://[::127.0.0.1]:${v4.port}/`,
+        `http://[::ffff:0:127.0.0.1]:${v4.port}/`,
+        `http://[64:ff9b::127.0.0.1]:${v4.port}/`,
+        `http://[2002:7f00:1::1]:${v4.port}/`,
       ]) {
         const attempt = await send(target(url), { ...OPTIONS, policy: STRICT });
         expect(attempt.ok).toBe(false);
-        expect(attempt.error).toMatch(/loopback|unspecified/);
+        expect([url, attempt.error]).toEqual([
+          url,
+          expect.stringMatching(/loopback|unspecified|IPv4-translated|NAT64|6to4/),
+        ]);
       }
       expect(v4.connections() + v6.connections()).toBe(0);
     } finally {

@@ -58,16 +58,45 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
   });
   nameOperations(document);
   declareHttpLayer(document, config);
-  declareWebhookHeaders(document);
+  declareWebhookDeliveries(document);
+  nullableReferences(document);
   return document;
 }
 
-/** Every callback is a webhook delivery: it carries the Standard Webhooks headers. */
-function declareWebhookHeaders(document: OpenAPIObject): void {
+/**
+ * A property that may be `null` beside a `$ref` to an enum (a merge patch's status) as OpenAPI 3.0
+ * tools read it: `nullable` needs a `type` beside it, and the enum allows no `null` of its own.
+ */
+function nullableReferences(document: OpenAPIObject): void {
+  const schemas = document.components?.schemas ?? {};
+  for (const schema of Object.values(schemas) as SchemaObject[])
+    for (const property of Object.values(schema.properties ?? {}) as SchemaObject[]) {
+      const [reference, ...more] = property.allOf ?? [];
+      if (!property.nullable || more.length > 0 || !reference || !('$ref' in reference)) continue;
+      const target = schemas[reference.$ref.split('/').pop()!] as SchemaObject;
+      delete property.allOf;
+      property.type = target.type;
+      const values = target.enum as string[];
+      // What the enum says, again for lint rules that read no `anyOf`.
+      property.maxLength = Math.max(...values.map((value) => value.length));
+      property.pattern = `^(${values.join('|')})$`;
+      property.anyOf = [reference, { enum: [null] }];
+    }
+}
+
+/** Every callback is a webhook delivery: the Standard Webhooks headers, and what a 410 does. */
+function declareWebhookDeliveries(document: OpenAPIObject): void {
   for (const { operation } of operationsOf(document))
     for (const callback of Object.values(operation.callbacks ?? {}))
-      for (const item of Object.values(callback as Record<string, PathItemObject>))
-        if (item.post) item.post.parameters = WEBHOOK_HEADER_DOCS;
+      for (const item of Object.values(callback as Record<string, PathItemObject>)) {
+        if (!item.post) continue;
+        item.post.summary = 'Deliver an event';
+        item.post.description =
+          "What the service sends to the endpoint's URL for each event it takes: a signed POST, " +
+          'retried with backoff for about a day until a 2xx answers.';
+        item.post.parameters = WEBHOOK_HEADER_DOCS;
+        item.post.responses['410'] = { description: 'Gone: the service turns the endpoint off.' };
+      }
 }
 
 function operationsOf(document: OpenAPIObject) {
@@ -90,7 +119,7 @@ function requireScope(operation: OperationObject, path: string, method: string):
       ...responses,
       [status]: {
         description: `The API key lacks the scope \`${scope}\` (\`insufficient_scope\`); \`WWW-Authenticate\` names it.`,
-        // As the 401's: both come from the key guard, after what runs before it (getPet's deprecation).
+        // As the 401's (the rate limit's are added below): what runs before the guards (getPet's deprecation).
         headers: {
           ...(responses['401'] as ResponseObject | undefined)?.headers,
           'WWW-Authenticate': {
@@ -141,8 +170,8 @@ function declareHttpLayer(document: OpenAPIObject, config: AppConfig): void {
   for (const { path, method, operation } of operationsOf(document)) {
     if (secured(operation)) requireScope(operation, path, method);
     for (const [status, response] of Object.entries(operation.responses)) {
-      // The key guard answers 401 and 403 before the rate limit counts.
-      const authenticated = secured(operation) && !['401', '403', 'default'].includes(status);
+      // The key guard answers 401 before the rate limit counts; a 403 comes after it.
+      const authenticated = secured(operation) && !['401', 'default'].includes(status);
       (response as ResponseObject).headers = {
         ...(response as ResponseObject).headers,
         ...(authenticated ? RATE_LIMIT_HEADER_DOCS : {}),

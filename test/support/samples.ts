@@ -13,7 +13,9 @@ export async function sampleBody(schemaName: string): Promise<Record<string, unk
   const resolve = (schema: unknown): SchemaObject => {
     const ref = (schema as { $ref?: string }).$ref;
     const resolved = (ref ? schemas[ref.split('/').pop()!] : schema) as SchemaObject;
-    return resolved.allOf ? resolve(resolved.allOf[0]) : resolved;
+    // A patch's status that may be null is `anyOf` its enum or null: the enum.
+    const first = (resolved.allOf ?? resolved.anyOf)?.[0];
+    return first ? resolve(first) : resolved;
   };
   const schema = resolve({ $ref: `#/components/schemas/${schemaName}` });
   if (!schema?.properties) throw new Error(`openapi.yaml has no object schema ${schemaName}`);

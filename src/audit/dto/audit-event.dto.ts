@@ -1,7 +1,8 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
-import { IsISO8601, Matches } from 'class-validator';
+import { Matches } from 'class-validator';
 import { Transform } from 'class-transformer';
 import { DEFAULT_PAGE_SIZE, PageCursorParam, PageLimit } from '../../common/pagination/page-query';
+import { IsDateTime } from '../../common/validation/date-time';
 import { IsId } from '../../common/validation/id.pipe';
 import { MAX_EXACT_INTEGER } from '../../common/validation/int64';
 import { Omittable } from '../../common/validation/presence';
@@ -96,15 +97,13 @@ export class ListAuditEventsQueryDto {
   resource?: string;
 
   /** Only changes at or after this time. */
-  @ApiProperty({ ...TIME, required: false })
   @Omittable()
-  @IsISO8601({ strict: true }, { message: 'since must be an RFC 3339 date-time' })
+  @IsDateTime()
   since?: string;
 
   /** Only changes before this time. */
-  @ApiProperty({ ...TIME, required: false })
   @Omittable()
-  @IsISO8601({ strict: true }, { message: 'until must be an RFC 3339 date-time' })
+  @IsDateTime()
   until?: string;
 
   /** Where the page starts: the `cursor` of the previous page's `Link: <...>; rel="next"`. */

@@ -1,7 +1,8 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsInt, IsISO8601, Matches, Max, Min } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsInt, Matches, Max, Min } from 'class-validator';
 import { SCOPE_FORMAT } from '../../common/scopes';
+import { IsDateTime } from '../../common/validation/date-time';
 import { MAX_EXACT_INTEGER } from '../../common/validation/int64';
 import { Omittable, Removable } from '../../common/validation/presence';
 import { cleanTextSchema, IsCleanText } from '../../common/validation/text.validators';
@@ -114,9 +115,8 @@ export class NewApiKeyDto {
   scopes!: string[];
 
   /** When it stops working; absent: never, or after `API_KEY_MAX_LIFETIME_DAYS` where that is set. */
-  @ApiProperty({ ...TIME, required: false })
   @Omittable()
-  @IsISO8601({ strict: true }, { message: 'expiresAt must be an RFC 3339 date-time' })
+  @IsDateTime()
   expiresAt?: string;
 }
 
@@ -134,9 +134,8 @@ export class ApiKeyPatchDto {
   scopes?: string[];
 
   /** The new expiry; `null`: none (or the longest allowed). */
-  @ApiProperty({ ...TIME, required: false, nullable: true })
   @Removable()
-  @IsISO8601({ strict: true }, { message: 'expiresAt must be an RFC 3339 date-time' })
+  @IsDateTime()
   expiresAt?: string | null;
 }
 

@@ -49,7 +49,13 @@ export class EventDto {
         properties: {
           id: INT64,
           version: INT64,
-          previousStatus: { type: 'string', maxLength: 16, pattern: '^[a-z][a-z0-9-]*$' },
+          previousStatus: {
+            type: 'string',
+            nullable: true,
+            maxLength: 16,
+            pattern: '^[a-z][a-z0-9-]*$',
+            description: 'On a status change, the status before it (`null`: the record had none).',
+          },
         },
       },
     ],
