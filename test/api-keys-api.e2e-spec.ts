@@ -1,4 +1,6 @@
 import request from 'supertest';
+import { KEY_SETUP } from '../src/auth/auth.module';
+import type { KeySetup } from '../src/auth/key-setup';
 import { AUTH, dropTestSchemas, useApp } from './support/app';
 import { ContractValidator } from './support/openapi';
 
@@ -96,6 +98,71 @@ describe('API keys through the API (e2e)', () => {
       asManager.patch(`/api-keys/${manager.id}`, { scopes: ['keys:manage', 'audit:read'] }),
     );
     expect(widened.status).toBe(403);
+  });
+
+  it('changes, rotates and revokes only keys whose every scope it holds: no key gets wider powers', async () => {
+    const manager = as(`Bearer ${(await make({ name: 'manager', scopes: ['keys:manage'] })).secret}`);
+    const wide = await make({ name: 'wide', scopes: ['keys:manage', 'pets:write'] });
+    const auditor = await make({ name: 'auditor', scopes: ['audit:read', 'keys:manage'] });
+    const refusal = (scope: string) => ({
+      code: 'insufficient_scope',
+      status: 403,
+      message: `The API key cannot manage a key with the scope ${scope}, which it lacks.`,
+    });
+
+    for (const [target, scope] of [
+      [wide, 'pets:write'],
+      [auditor, 'audit:read'],
+    ] as const) {
+      for (const res of [
+        await checked(manager.post(`/api-keys/${target.id}/rotate`, {})),
+        await checked(manager.patch(`/api-keys/${target.id}`, { name: 'mine now' })),
+        await checked(manager.patch(`/api-keys/${target.id}`, { scopes: ['keys:manage'] })),
+        await checked(manager.delete(`/api-keys/${target.id}`)),
+      ]) {
+        expect([res.status, res.body]).toEqual([403, refusal(scope)]);
+        expect(res.headers['www-authenticate']).toContain(`scope="${scope}"`);
+      }
+    }
+    const untouched = (await checked(admin.get(`/api-keys/${wide.id}`))).body as {
+      name: string;
+      revokedAt?: string;
+    };
+    expect([untouched.name, untouched.revokedAt]).toEqual(['wide', undefined]);
+    expect((await as(`Bearer ${wide.secret}`).get('/api-keys')).status).toBe(200);
+
+    const peer = await make({ name: 'peer', scopes: ['keys:manage'] });
+    expect((await checked(manager.post(`/api-keys/${peer.id}/rotate`, {}))).status).toBe(200);
+    expect((await checked(manager.delete(`/api-keys/${peer.id}`))).status).toBe(204);
+  });
+
+  it('answers racing rotations of a key 200, or 409 api_key_changed to those that lost, never 400', async () => {
+    const key = await make({ name: 'raced', scopes: ['pets:read'] });
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, () => checked(admin.post(`/api-keys/${key.id}/rotate`, {}))),
+    );
+
+    expect(answers.filter((res) => res.status === 200).length).toBeGreaterThan(0);
+    for (const res of answers.filter((answer) => answer.status !== 200))
+      expect([res.status, res.body.code]).toEqual([409, 'api_key_changed']);
+    const { prefix } = (await checked(admin.get(`/api-keys/${key.id}`))).body as { prefix: string };
+    const last = answers.find((res) => (res.body as { prefix?: string }).prefix === prefix)!;
+    expect((await as(`Bearer ${(last.body as { secret: string }).secret}`).get('/pets')).status).toBe(200);
+  });
+
+  it('writes no audit event for a change that changes nothing', async () => {
+    const key = await make({ name: 'same', scopes: ['pets:read'] });
+    const audited = async () =>
+      (
+        (await admin.get('/audit-events?resource=api-keys&limit=100')).body as Array<{ resourceId: number }>
+      ).filter((event) => event.resourceId === key.id).length;
+    const before = await audited();
+
+    const res = await checked(admin.patch(`/api-keys/${key.id}`, { name: 'same', scopes: ['pets:read'] }));
+    expect(res.status).toBe(200);
+    expect(await audited()).toBe(before);
+    expect((await checked(admin.patch(`/api-keys/${key.id}`, { name: 'other' }))).status).toBe(200);
+    expect(await audited()).toBe(before + 1);
   });
 
   it.each(['foo:read', 'pets:manage', 'events:write'])(
@@ -234,5 +301,58 @@ describe('API keys through the API (e2e)', () => {
       await checked(admin.delete('/api-keys/999999')),
     ])
       expect([res.status, res.body]).toEqual([404, missing]);
+  });
+});
+
+/** Without API_KEYS: the stored keys are the only way in, and the service keeps one that can manage keys. */
+describe('the last key that can manage keys (e2e)', () => {
+  const target = useApp({ API_KEYS: '' });
+  afterAll(dropTestSchemas);
+  const as = (secret: string) => ({
+    patch: (path: string, body: object) =>
+      request(target.http)
+        .patch(`/v1${path}`)
+        .set('Authorization', `Bearer ${secret}`)
+        .set('Content-Type', 'application/merge-patch+json')
+        .send(JSON.stringify(body)),
+    post: (path: string, body: object) =>
+      request(target.http).post(`/v1${path}`).set('Authorization', `Bearer ${secret}`).send(body),
+    delete: (path: string) =>
+      request(target.http).delete(`/v1${path}`).set('Authorization', `Bearer ${secret}`),
+  });
+  const last = {
+    code: 'last_key_manager',
+    status: 409,
+    message:
+      'This is the last active API key that can manage keys: it keeps keys:manage, no expiry and its life.',
+  };
+
+  it('cannot revoke, expire or narrow the last one; can once another can manage keys', async () => {
+    const bootstrap = as(target.app.get<KeySetup>(KEY_SETUP).newKey!);
+    const listed = await request(target.http)
+      .get('/v1/api-keys')
+      .set('Authorization', `Bearer ${target.app.get<KeySetup>(KEY_SETUP).newKey!}`);
+    const [{ id }] = listed.body as Array<{ id: number }>;
+
+    for (const res of [
+      await bootstrap.delete(`/api-keys/${id}`),
+      await bootstrap.patch(`/api-keys/${id}`, { scopes: ['pets:read'] }),
+      await bootstrap.patch(`/api-keys/${id}`, { expiresAt: '2099-01-01T00:00:00Z' }),
+    ])
+      expect([res.status, res.body]).toEqual([409, last]);
+    expect((await bootstrap.patch(`/api-keys/${id}`, { name: 'still the bootstrap' })).status).toBe(200);
+    // A key that holds keys:manage alone cannot touch the bootstrap key, which holds every scope.
+    const manager = await bootstrap.post('/api-keys', { name: 'manager', scopes: ['keys:manage'] });
+    const narrow = as((manager.body as { secret: string }).secret);
+    const rotated = await narrow.post(`/api-keys/${id}/rotate`, {});
+    expect([rotated.status, rotated.body.code]).toEqual([403, 'insufficient_scope']);
+    expect((await narrow.delete(`/api-keys/${manager.body.id}`)).status).toBe(204);
+
+    const other = await bootstrap.post('/api-keys', { name: 'admin', scopes: ['keys:manage', 'pets:read'] });
+    expect(other.status).toBe(201);
+    expect((await bootstrap.patch(`/api-keys/${id}`, { scopes: ['pets:read'] })).status).toBe(200);
+    const admin = as((other.body as { secret: string }).secret);
+    expect([(await admin.delete(`/api-keys/${other.body.id}`)).status]).toEqual([409]);
+    expect((await admin.delete(`/api-keys/${id}`)).status).toBe(204);
   });
 });

@@ -85,10 +85,15 @@ describe('key scopes, operation by operation', () => {
   it('answers a key with the scope as usual, and one without it 403 naming the scope', async () => {
     const results: string[] = [];
     for (const op of operations) {
-      // The key must hold what the body asks it to grant (a new key's scopes), and read the events
-      // it has an endpoint sent (every event, unless the body names types), as well.
+      // The key must hold what the body asks it to grant (a new key's scopes), every scope of a key
+      // it changes, and read the events it has an endpoint sent (every event, unless the body names
+      // types), as well.
+      const changed = op.path.startsWith('/v1/api-keys/')
+        ? (await target.app.get(ApiKeysService).get(1)).scopes.split(' ')
+        : [];
       const granted = [
         ...(op.body === undefined ? [] : ((JSON.parse(op.body) as { scopes?: string[] }).scopes ?? [])),
+        ...changed,
         ...(op.path.startsWith('/v1/webhook-endpoints') ? allScopes.filter((s) => s.endsWith(':read')) : []),
       ];
       const holder = await send(op, await keyWith([op.scope, ...granted]));

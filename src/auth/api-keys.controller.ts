@@ -15,10 +15,11 @@ import { locationHeaderDocs, MERGE_PATCH } from '../common/openapi/headers';
 import { GetOperation, IdParam, ListOperation, Resource } from '../common/openapi/operations';
 import { setNextLink } from '../common/pagination/next-link';
 import { resourceLocation } from '../common/resource-location';
-import { RequiredScope, unknownScope, Vocabulary, VOCABULARY } from '../common/scopes';
+import { EVERY_SCOPE, RequiredScope, unknownScope, Vocabulary, VOCABULARY } from '../common/scopes';
 import { parseDateTime } from '../common/validation/date-time';
 import { ApiIdParam } from '../common/validation/id.pipe';
 import { ApiKeyError, ApiKeysService, DEFAULT_GRACE_MS, holds } from './api-keys.service';
+import { ApiKeyEntity } from './api-key.entity';
 import { AUTH_ERRORS } from './auth.errors';
 import { callerOf } from './caller';
 import {
@@ -42,6 +43,8 @@ async function answered<T>(work: () => Promise<T>, id?: number): Promise<T> {
     if (!(error instanceof ApiKeyError)) throw error;
     if (error.kind === 'not_found') throw new ApiException('not_found', `No API key has id ${id}.`);
     if (error.kind === 'revoked') throw new ApiException(AUTH_ERRORS.api_key_revoked);
+    if (error.kind === 'last_manager') throw new ApiException(AUTH_ERRORS.last_key_manager);
+    if (error.kind === 'changed') throw new ApiException(AUTH_ERRORS.api_key_changed);
     throw validationFailed([{ field: error.field ?? 'body', message: error.message }]);
   }
 }
@@ -53,18 +56,26 @@ function knownScopes(vocabulary: Vocabulary, scopes: readonly string[] | undefin
     throw validationFailed([{ field: 'scopes', message: `${unknown} is not a scope of this service` }]);
 }
 
-/** A key cannot give another key a scope it lacks itself. */
-function mayGrant(req: Request, scopes: readonly string[] | undefined): void {
+/** A key cannot give another key a scope it lacks itself, nor change, rotate or revoke one that has such a scope. */
+function mayGrant(req: Request, scopes: Iterable<string> | undefined, what = 'grant the scope'): void {
   const held = callerOf(req)!.scopes;
-  const lacking = scopes?.find((scope) => !holds(held, scope));
+  const lacking = [...(scopes ?? [])].find((scope) => !holds(held, scope));
   if (lacking === undefined) return;
   throw new ApiException(
     'insufficient_scope',
-    `The API key cannot grant the scope ${lacking}, which it lacks.`,
+    `The API key cannot ${what} ${lacking}, which it lacks.`,
     undefined,
     { 'WWW-Authenticate': insufficientScopeChallenge(lacking) },
   );
 }
+
+/** No key gets another's powers by rotating, changing or revoking it: the caller holds every scope of the key. */
+const mayManage = (req: Request, vocabulary: Vocabulary) => (key: ApiKeyEntity) =>
+  mayGrant(
+    req,
+    key.scopes === EVERY_SCOPE ? vocabulary.scopes : key.scopes.split(' '),
+    'manage a key with the scope',
+  );
 
 const time = (value: string | null | undefined) =>
   value === undefined || value === null ? value : parseDateTime(value);
@@ -134,15 +145,29 @@ export class ApiKeysController {
 
   /**
    * Change an API key
-   * @remarks A JSON merge patch (RFC 7396) of its name, scopes or expiry; a revoked key is 409.
-   * New scopes must be held by the key sending this.
+   * @remarks A JSON merge patch (RFC 7396) of its name, scopes or expiry; a revoked key is 409. The
+   * key sending this must hold every scope of the key and every new one (403). The last active key
+   * that can manage keys cannot lose `keys:manage` or gain an earlier expiry (409
+   * `last_key_manager`); a change that another made meanwhile is 409 `api_key_changed`.
    */
   @Patch(`:${KEYS.param}`)
   @ApiIdParam(KEYS.param, KEYS.noun)
   @ApiConsumes(MERGE_PATCH)
   @ApiBody({ type: ApiKeyPatchDto })
   @ApiOkResponse({ type: ApiKeyDto, description: 'The API key as changed.' })
-  @ApiErrors([400, 401, 404, AUTH_ERRORS.api_key_revoked, 413, 415, 429, 500, 503])
+  @ApiErrors([
+    400,
+    401,
+    404,
+    AUTH_ERRORS.api_key_revoked,
+    AUTH_ERRORS.last_key_manager,
+    AUTH_ERRORS.api_key_changed,
+    413,
+    415,
+    429,
+    500,
+    503,
+  ])
   async updateApiKey(
     @IdParam(KEYS) id: number,
     @Body() patch: ApiKeyPatchDto,
@@ -152,20 +177,36 @@ export class ApiKeysController {
     mayGrant(req, patch.scopes);
     const change = { ...patch, expiresAt: time(patch.expiresAt) };
     return ApiKeyDto.fromEntity(
-      await answered(() => this.keys.update(String(id), change, { request: req }), id),
+      await answered(
+        () => this.keys.update(String(id), change, { request: req, check: mayManage(req, this.vocabulary) }),
+        id,
+      ),
     );
   }
 
   /**
    * Rotate an API key's secret
    * @remarks A new secret, in the answer once. The previous one keeps working for `graceSeconds`
-   * (default a day, at most 7 days), so that clients can move to the new one without downtime.
+   * (default a day, at most 7 days), so that clients can move to the new one without downtime. A
+   * key has at most two valid secrets: rotating again during a grace period ends the older secret
+   * at once. The key sending this must hold every scope of the key (403).
    */
   @Post(`:${KEYS.param}/rotate`)
   @HttpCode(200)
   @ApiIdParam(KEYS.param, KEYS.noun)
   @ApiOkResponse({ type: ApiKeyWithSecretDto, description: `The new secret. ${SECRET_ONCE}` })
-  @ApiErrors([400, 401, 404, AUTH_ERRORS.api_key_revoked, 413, 415, 429, 500, 503])
+  @ApiErrors([
+    400,
+    401,
+    404,
+    AUTH_ERRORS.api_key_revoked,
+    AUTH_ERRORS.api_key_changed,
+    413,
+    415,
+    429,
+    500,
+    503,
+  ])
   async rotateApiKey(
     @IdParam(KEYS) id: number,
     @Body() body: RotateApiKeyDto,
@@ -173,21 +214,28 @@ export class ApiKeysController {
   ): Promise<ApiKeyWithSecretDto> {
     const graceMs = body.graceSeconds === undefined ? DEFAULT_GRACE_MS : body.graceSeconds * 1000;
     return ApiKeyWithSecretDto.of(
-      await answered(() => this.keys.rotate(String(id), graceMs, { request: req }), id),
+      await answered(
+        () => this.keys.rotate(String(id), graceMs, { request: req, check: mayManage(req, this.vocabulary) }),
+        id,
+      ),
     );
   }
 
   /**
    * Revoke an API key
    * @remarks Both its secrets stop working on every instance within a second. The key stays
-   * listed, with `revokedAt`; revoking it again changes nothing.
+   * listed, with `revokedAt`; revoking it again changes nothing. The key sending this must hold
+   * every scope of the key (403), and the last active key that can manage keys stays (409).
    */
   @Delete(`:${KEYS.param}`)
   @HttpCode(204)
   @ApiIdParam(KEYS.param, KEYS.noun)
   @ApiNoContentResponse({ description: 'The API key is revoked.' })
-  @ApiErrors([400, 401, 404, 429, 500, 503])
+  @ApiErrors([400, 401, 404, AUTH_ERRORS.last_key_manager, AUTH_ERRORS.api_key_changed, 429, 500, 503])
   async revokeApiKey(@IdParam(KEYS) id: number, @Req() req: Request): Promise<void> {
-    await answered(() => this.keys.revoke(String(id), { request: req }), id);
+    await answered(
+      () => this.keys.revoke(String(id), { request: req, check: mayManage(req, this.vocabulary) }),
+      id,
+    );
   }
 }

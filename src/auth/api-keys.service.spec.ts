@@ -401,19 +401,22 @@ describe('ApiKeysService (in-memory SQLite)', () => {
     });
   });
 
-  describe('hasActiveKeys', () => {
-    it('is false without keys, true with one that is not revoked, false once all are revoked', async () => {
-      await expect(service.hasActiveKeys()).resolves.toBe(false);
+  describe('hasUsableManager', () => {
+    it('is true only while an active, unexpired key holds keys:manage', async () => {
+      await expect(service.hasUsableManager(T0)).resolves.toBe(false);
 
-      const a = await service.create('client-a');
-      const b = await service.create('client-b');
-      await expect(service.hasActiveKeys()).resolves.toBe(true);
+      const reader = await service.create('reader', { scopes: ['pets:read'] }, { now: T0 });
+      await expect(service.hasUsableManager(T0)).resolves.toBe(false);
+      const a = await service.create('admin-a', { scopes: ['keys:manage'], expiresAt: T0 + 10 }, { now: T0 });
+      const b = await service.create('admin-b', {}, { now: T0 });
+      await expect(service.hasUsableManager(T0)).resolves.toBe(true);
 
-      await service.revoke(String(a.record.id));
-      await expect(service.hasActiveKeys()).resolves.toBe(true);
-
-      await service.revoke(String(b.record.id));
-      await expect(service.hasActiveKeys()).resolves.toBe(false);
+      await service.revoke(String(b.record.id), { now: T0 + 1 });
+      await expect(service.hasUsableManager(T0 + 1)).resolves.toBe(true);
+      await expect(service.hasUsableManager(T0 + 10)).resolves.toBe(false);
+      await service.revoke(String(a.record.id), { now: T0 + 2 });
+      await expect(service.hasUsableManager(T0 + 2)).resolves.toBe(false);
+      expect(reader.record.revokedAt).toBeNull();
     });
   });
 

@@ -8,6 +8,7 @@ import { Page } from '../common/pagination/page';
 import { EVERY_SCOPE, SCOPE_FORMAT } from '../common/scopes';
 import { Connections } from '../database/connections';
 import { Transactions } from '../database/transactions';
+import type { UnitOfWork } from '../database/unit-of-work';
 import { ApiKeyEntity } from './api-key.entity';
 import { digest } from './api-key.store';
 
@@ -24,12 +25,15 @@ const MIN_PREFIX_LENGTH = 8;
 export class ApiKeyError extends Error {
   constructor(
     message: string,
-    readonly kind: 'invalid' | 'not_found' | 'revoked' = 'invalid',
+    readonly kind: 'invalid' | 'not_found' | 'revoked' | 'last_manager' | 'changed' = 'invalid',
     readonly field?: string,
   ) {
     super(message);
   }
 }
+
+const MANAGE = 'keys:manage';
+const manages = (scopes: string) => scopes === EVERY_SCOPE || scopes.split(' ').includes(MANAGE);
 
 const invalid = (field: string, message: string) => new ApiKeyError(message, 'invalid', field);
 
@@ -59,6 +63,8 @@ export const KEY_POLICY = Symbol('KEY_POLICY');
 export interface KeyWrite {
   now?: number;
   request?: object;
+  /** Made through the API: asked of the key as it is, before anything changes (a 403 of the caller's scopes). */
+  check?: (key: ApiKeyEntity) => void;
 }
 
 export const MAX_GRACE_MS = 7 * 24 * 3600_000;
@@ -93,23 +99,56 @@ export class ApiKeysService {
   constructor(
     @InjectRepository(ApiKeyEntity) private readonly keys: Repository<ApiKeyEntity>,
     private readonly transactions: Transactions,
-    @Optional() @Inject(KEY_POLICY) private readonly policy?: Pick<AuthConfig, 'maxLifetimeDays'>,
+    @Optional()
+    @Inject(KEY_POLICY)
+    private readonly policy?: Partial<Pick<AuthConfig, 'maxLifetimeDays' | 'apiKeys'>>,
   ) {
     this.connections = Connections.of(keys.manager.connection);
   }
 
-  /** A write to the keys in a unit of work; made for an API `request`, audited with it. */
-  private write<R>(
-    request: object | undefined,
-    work: (keys: Repository<ApiKeyEntity>) => Promise<R>,
-    audited: (result: R) => { resourceId: number; outcome: number } | undefined,
-  ): Promise<R> {
-    return this.transactions.run(async (unit) => {
-      const result = await work(unit.manager.getRepository(ApiKeyEntity));
-      const change = audited(result);
-      if (change) unit.audit('api-keys', change.resourceId, change.outcome);
-      return result;
-    }, request);
+  /**
+   * `set` on the key as it was read, if it still is (racing changes: one wins, the others 409).
+   * Through the API, the last active key that can manage keys keeps that power (409).
+   */
+  private change(
+    key: ApiKeyEntity,
+    set: Partial<ApiKeyEntity>,
+    outcome: number,
+    write: KeyWrite,
+  ): Promise<void> {
+    return this.transactions.run(async (work) => {
+      // PostgreSQL: changes of keys one after another, so that two cannot each leave the other the last manager.
+      await work.lock('petstore_api_keys');
+      if (write.check && this.removesManager(key, set)) await this.keepManager(key.id, work, write.now);
+      const { id, keyHash, name, scopes, expiresAt } = key;
+      const unchanged = { id, keyHash, name, scopes, expiresAt: expiresAt ?? IsNull(), revokedAt: IsNull() };
+      const { affected } = await work.manager.update(ApiKeyEntity, unchanged, set);
+      if (affected !== 1) throw new ApiKeyError(`API key ${key.id} changed meanwhile`, 'changed');
+      work.audit('api-keys', key.id, outcome);
+    }, write.request);
+  }
+
+  private removesManager(key: ApiKeyEntity, set: Partial<ApiKeyEntity>): boolean {
+    if (!manages(key.scopes) || this.policy?.apiKeys?.length) return false;
+    const { revokedAt, scopes, expiresAt } = set;
+    const expires = expiresAt != null && (key.expiresAt === null || expiresAt < key.expiresAt);
+    return revokedAt != null || (scopes !== undefined && !manages(scopes)) || expires;
+  }
+
+  /** 409 unless another active key can manage keys (an `API_KEYS` entry counts as one). */
+  private async keepManager(id: number, work: UnitOfWork, now = Date.now()): Promise<void> {
+    const active = await work.read<{ id: number; scopes: string; expiresAt: number | null }>(
+      'SELECT "id", "scopes", "expires_at" AS "expiresAt" FROM "api_keys" WHERE "revoked_at" IS NULL',
+      [],
+    );
+    const others = active.filter(
+      (key) =>
+        Number(key.id) !== id &&
+        manages(key.scopes) &&
+        (key.expiresAt === null || Number(key.expiresAt) > now),
+    );
+    if (others.length === 0)
+      throw new ApiKeyError(`API key ${id} is the last active key that can manage keys`, 'last_manager');
   }
 
   async create(
@@ -130,11 +169,11 @@ export class ApiKeysService {
       lastUsedAt: null,
       revokedAt: null,
     };
-    const id = await this.write(
-      request,
-      async (keys) => Number((await keys.insert(record)).identifiers[0].id),
-      (resourceId) => ({ resourceId, outcome: 201 }),
-    );
+    const id = await this.transactions.run(async (work) => {
+      const inserted = Number((await work.manager.insert(ApiKeyEntity, record)).identifiers[0].id);
+      work.audit('api-keys', inserted, 201);
+      return inserted;
+    }, request);
     return { key, record: { id, ...record } };
   }
 
@@ -142,8 +181,10 @@ export class ApiKeysService {
     return this.keys.find({ order: { id: 'ASC' } });
   }
 
-  async hasActiveKeys(): Promise<boolean> {
-    return (await this.keys.countBy({ revokedAt: IsNull() })) > 0;
+  /** Whether a stored key could manage keys now: else the service starts with a bootstrap key (key-setup.ts). */
+  async hasUsableManager(now = Date.now()): Promise<boolean> {
+    const active = await this.keys.find({ select: ['scopes', 'expiresAt'], where: { revokedAt: IsNull() } });
+    return active.some((key) => manages(key.scopes) && (key.expiresAt === null || key.expiresAt > now));
   }
 
   private async find(idPrefixOrKey: string): Promise<ApiKeyEntity[]> {
@@ -188,11 +229,13 @@ export class ApiKeysService {
   async rotate(
     idPrefixOrKey: string,
     graceMs = DEFAULT_GRACE_MS,
-    { now = Date.now(), request }: KeyWrite = {},
+    write: KeyWrite = {},
   ): Promise<CreatedApiKey> {
+    const now = (write.now ??= Date.now());
     if (!Number.isInteger(graceMs) || graceMs < 0 || graceMs > MAX_GRACE_MS)
       throw invalid('graceSeconds', 'the grace period must be from 0 to 7 days');
     const record = await this.live(idPrefixOrKey);
+    write.check?.(record);
     const key = generateApiKey();
     const rotated = {
       prefix: key.slice(0, PREFIX_LENGTH),
@@ -200,33 +243,25 @@ export class ApiKeysService {
       previousKeyHash: record.keyHash,
       previousExpiresAt: now + graceMs,
     };
-    const { affected } = await this.write(
-      request,
-      (keys) => keys.update({ id: record.id, keyHash: record.keyHash }, rotated),
-      ({ affected }) => (affected === 1 ? { resourceId: record.id, outcome: 200 } : undefined),
-    );
-    if (affected === 0) throw new ApiKeyError(`API key ${record.id} changed meanwhile: try again`);
+    await this.change(record, rotated, 200, write);
     this.forgetSecrets(record);
     return { key, record: { ...record, ...rotated } };
   }
 
-  /** Name, scopes or expiry; takes effect on every instance within VERIFY_CACHE_MS. */
-  async update(
-    idPrefixOrKey: string,
-    change: KeyChange,
-    { now = Date.now(), request }: KeyWrite = {},
-  ): Promise<ApiKeyEntity> {
+  /** Name, scopes or expiry; takes effect on every instance within VERIFY_CACHE_MS. One that changes nothing writes nothing. */
+  async update(idPrefixOrKey: string, change: KeyChange, write: KeyWrite = {}): Promise<ApiKeyEntity> {
+    const now = (write.now ??= Date.now());
     const record = await this.live(idPrefixOrKey);
-    const changed: Partial<ApiKeyEntity> = {};
-    if (change.name !== undefined) changed.name = keyName(change.name);
-    if (change.scopes !== undefined) changed.scopes = scopesText(change.scopes);
-    if (change.expiresAt !== undefined) changed.expiresAt = this.expiry(change.expiresAt, now);
-    if (Object.keys(changed).length > 0)
-      await this.write(
-        request,
-        (keys) => keys.update({ id: record.id }, changed),
-        () => ({ resourceId: record.id, outcome: 200 }),
-      );
+    write.check?.(record);
+    const wanted: Partial<ApiKeyEntity> = {
+      ...(change.name === undefined ? {} : { name: keyName(change.name) }),
+      ...(change.scopes === undefined ? {} : { scopes: scopesText(change.scopes) }),
+      ...(change.expiresAt === undefined ? {} : { expiresAt: this.expiry(change.expiresAt, now) }),
+    };
+    const changed = Object.fromEntries(
+      Object.entries(wanted).filter(([name, value]) => record[name as keyof ApiKeyEntity] !== value),
+    ) as Partial<ApiKeyEntity>;
+    if (Object.keys(changed).length > 0) await this.change(record, changed, 200, write);
     this.forgetSecrets(record);
     return { ...record, ...changed };
   }
@@ -245,15 +280,18 @@ export class ApiKeysService {
     return record;
   }
 
-  async revoke(idPrefixOrKey: string, { now = Date.now(), request }: KeyWrite = {}): Promise<ApiKeyEntity> {
+  /** Revoking a revoked key changes nothing. */
+  async revoke(idPrefixOrKey: string, write: KeyWrite = {}): Promise<ApiKeyEntity> {
+    const now = (write.now ??= Date.now());
     const key = await this.findOne(idPrefixOrKey);
+    write.check?.(key);
     if (key.revokedAt === null) {
+      await this.change(key, { revokedAt: now }, 204, write).catch(async (error: unknown) => {
+        // Revoked meanwhile by another request: as asked.
+        if (!(error instanceof ApiKeyError && error.kind === 'changed')) throw error;
+        if ((await this.findOne(String(key.id))).revokedAt === null) throw error;
+      });
       key.revokedAt = now;
-      await this.write(
-        request,
-        (keys) => keys.update({ id: key.id, revokedAt: IsNull() }, { revokedAt: now }),
-        ({ affected }) => (affected === 1 ? { resourceId: key.id, outcome: 204 } : undefined),
-      );
     }
     this.forgetSecrets(key);
     return key;

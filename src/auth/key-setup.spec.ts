@@ -5,11 +5,11 @@ import { BOOTSTRAP_KEY_NAME, setUpKeys } from './key-setup';
 const ENV_KEY = 'configured-key-0123456789';
 const NEW_KEY = 'pet_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
 
-type FakeApiKeys = { hasActiveKeys: jest.Mock<Promise<boolean>, []>; create: jest.Mock };
+type FakeApiKeys = { hasUsableManager: jest.Mock<Promise<boolean>, []>; create: jest.Mock };
 
-function fakeApiKeys(hasActiveKeys: boolean): FakeApiKeys {
+function fakeApiKeys(hasUsableManager: boolean): FakeApiKeys {
   return {
-    hasActiveKeys: jest.fn(() => Promise.resolve(hasActiveKeys)),
+    hasUsableManager: jest.fn(() => Promise.resolve(hasUsableManager)),
     create: jest.fn((name: string) =>
       Promise.resolve({
         key: NEW_KEY,
@@ -61,7 +61,7 @@ describe('setUpKeys', () => {
       const apiKeys = fakeApiKeys(true);
 
       await expect(setUp({ NODE_ENV: nodeEnv }, apiKeys)).resolves.toEqual({ source: 'stored' });
-      expect(apiKeys.hasActiveKeys).toHaveBeenCalledTimes(1);
+      expect(apiKeys.hasUsableManager).toHaveBeenCalledTimes(1);
       expect(apiKeys.create).not.toHaveBeenCalled();
     },
   );
@@ -86,13 +86,13 @@ describe('setUpKeys', () => {
     const result = setUp({ NODE_ENV: 'production' }, apiKeys);
 
     await expect(result).rejects.toBeInstanceOf(ConfigError);
-    await expect(result).rejects.toThrow(/^no API keys: set API_KEYS or create one/);
+    await expect(result).rejects.toThrow(/^no API key can manage keys: set API_KEYS or create one/);
     expect(apiKeys.create).not.toHaveBeenCalled();
   });
 
   it('passes a database failure on instead of generating a key', async () => {
     const apiKeys = fakeApiKeys(false);
-    apiKeys.hasActiveKeys.mockRejectedValueOnce(new Error('SQLITE_CANTOPEN'));
+    apiKeys.hasUsableManager.mockRejectedValueOnce(new Error('SQLITE_CANTOPEN'));
 
     await expect(setUp({}, apiKeys)).rejects.toThrow('SQLITE_CANTOPEN');
     expect(apiKeys.create).not.toHaveBeenCalled();

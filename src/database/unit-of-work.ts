@@ -60,6 +60,11 @@ export class UnitOfWork {
     this.wrote = true;
   }
 
+  /** PostgreSQL: an advisory lock held to commit, so that units taking it run one after another (SQLite's writes always do). */
+  lock(name: string): Promise<void> {
+    return this.transaction.lock(name);
+  }
+
   audit(resource: string, resourceId: number, outcome: number): void {
     if (this.request && this.auditLog)
       this.transaction.audit.push(
