@@ -276,7 +276,9 @@ describe('Keys at start-up (real process)', () => {
     );
     expect(code).toBe(1);
     expect(output.trim().split('\n')).toHaveLength(1);
-    expect(output).toMatch(/^petstore: could not start: no API key can manage keys: set API_KEYS or create one/);
+    expect(output).toMatch(
+      /^petstore: could not start: no API key can manage keys: set API_KEYS or create one/,
+    );
   });
 
   it('in production, a stored key is enough to start', async () => {
