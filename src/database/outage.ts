@@ -50,6 +50,12 @@ export function databaseOutageCause(error: unknown): string | undefined {
   return undefined;
 }
 
+/** PostgreSQL ended the transaction to break a deadlock, or a serialization failure: try it again. */
+export function isDeadlock(error: unknown): boolean {
+  for (const { code } of layers(error)) if (code === '40P01' || code === '40001') return true;
+  return false;
+}
+
 export function isBrokenConnection(error: unknown): boolean {
   for (const { code, message } of layers(error))
     if (BROKEN_CONNECTION.test(code) || BROKEN_CONNECTION.test(message)) return true;

@@ -5,7 +5,7 @@ import { AUDIT_LOG, AuditLog } from '../common/audit-context';
 import { EVENT_OUTBOX, EventOutbox } from '../common/event-outbox';
 import { Connections } from './connections';
 import { GroupCommit, MAX_GROUP_SIZE, MAX_GROUPS_IN_FLIGHT, Settled } from './group-commit';
-import { databaseOutageCause, serviceUnavailable } from './outage';
+import { databaseOutageCause, isDeadlock, serviceUnavailable } from './outage';
 import { PgQueryable, PostgresStatements, Sql } from './sql';
 import { Transaction } from './transaction';
 import { UnitOfWork } from './unit-of-work';
@@ -27,15 +27,8 @@ interface Attempt {
   alone?: true;
 }
 
-const DEADLOCK = /^(40P01|40001)$/;
 /** Tries of a group PostgreSQL ended to break a deadlock (or a serialization failure) with another instance's. */
 const DEADLOCK_RETRIES = 3;
-const isDeadlock = (error: unknown) =>
-  DEADLOCK.test(
-    String(
-      (error as { driverError?: { code?: unknown } }).driverError?.code ?? (error as { code?: unknown }).code,
-    ),
-  );
 /** An error that ends the attempt for every unit: the database is away, or PostgreSQL broke a deadlock. */
 const endsAttempt = (error: unknown) => databaseOutageCause(error) !== undefined || isDeadlock(error);
 
@@ -186,13 +179,16 @@ async function together(members: Member[], units: UnitOfWork[], transaction: Tra
 async function inTurn(members: Member[], units: UnitOfWork[]): Promise<Attempt> {
   const results: Settled<unknown>[] = [];
   for (const [index, { work }] of members.entries()) {
-    try {
-      results.push({ ok: true, value: await work(units[index]) });
-    } catch (error) {
-      if (endsAttempt(error)) throw error;
-      results.push({ ok: false, error });
-      if (units[index].wrote) return { results, undone: [index] };
-    }
+    const result = await settle(work(units[index]));
+    if (!result.ok && endsAttempt(result.error)) throw result.error;
+    results.push(result);
+    if (!result.ok && units[index].wrote) return { results, undone: [index] };
   }
   return { results };
 }
+
+const settle = <R>(work: Promise<R>): Promise<Settled<R>> =>
+  work.then(
+    (value) => ({ ok: true, value }),
+    (error: unknown) => ({ ok: false, error }),
+  );
