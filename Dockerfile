@@ -10,13 +10,13 @@
 
 ARG NODE_IMAGE=node:20-bookworm-slim
 
-# ---- build: compile the native sqlite3 driver and the TypeScript sources -------------------------
+# ---- build: compile the native SQLite driver (better-sqlite3) and the TypeScript sources --------
 FROM ${NODE_IMAGE} AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ tini \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
-# sqlite3 is compiled from the sources the lockfile pins (no prebuilt binary downloaded from
+# better-sqlite3 is compiled from the sources the lockfile pins (no prebuilt binary downloaded from
 # outside the registry), against the headers that ship with the image's Node.js (none downloaded).
 ENV npm_config_build_from_source=true \
     npm_config_nodedir=/usr/local \
@@ -37,9 +37,10 @@ COPY src ./src
 # without the native build's intermediate files, source maps and TypeORM's browser build.
 RUN npm run build \
  && npm prune --omit=dev --omit=optional --no-audit --no-fund \
- && rm -rf node_modules/sqlite3/build/Release/obj node_modules/sqlite3/build/Release/obj.target \
-           node_modules/sqlite3/build/Release/.deps node_modules/sqlite3/build/Release/sqlite3.a \
-           node_modules/sqlite3/deps node_modules/sqlite3/src \
+ && rm -rf node_modules/better-sqlite3/build/Release/obj node_modules/better-sqlite3/build/Release/obj.target \
+           node_modules/better-sqlite3/build/Release/.deps node_modules/better-sqlite3/build/Release/sqlite3.a \
+           node_modules/better-sqlite3/build/Release/test_extension.node \
+           node_modules/better-sqlite3/deps node_modules/better-sqlite3/src \
            node_modules/typeorm/browser \
  && find node_modules -name '*.map' -type f -delete \
  && rm -f dist/.tsbuildinfo

@@ -34,7 +34,7 @@
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
-import { Database } from 'sqlite3';
+import Database from 'better-sqlite3';
 import { compareGeneratedModule } from './generated-module';
 import {
   BASELINES,
@@ -150,39 +150,22 @@ function topUp(storage: Storage, total: number): Promise<number> {
   return storage.profile === 'sqlite' ? topUpSqlite(storage.path, total) : topUpPostgres(storage.url, total);
 }
 
-async function topUpSqlite(databasePath: string, total: number): Promise<number> {
+function topUpSqlite(databasePath: string, total: number): Promise<number> {
   const db = new Database(databasePath);
-  const run = (sql: string, params: unknown[] = []) =>
-    new Promise<void>((resolve, reject) =>
-      db.run(sql, params, (error) => (error ? reject(error) : resolve())),
-    );
-  const count = await new Promise<number>((resolve, reject) =>
-    db.get<{ n: number }>('SELECT COUNT(*) AS n FROM pets', (error, row) =>
-      error ? reject(error) : resolve(row.n),
-    ),
-  );
-  await run('BEGIN');
-  for (let index = count; index < total; index += 100) {
-    const rows = Math.min(100, total - index);
-    const values = Array.from({ length: rows }, (_, offset) => {
-      const status = SEED_STATUSES[(index + offset) % SEED_STATUSES.length];
-      return [`Pet ${index + offset + 1}`, 1 + ((index + offset) % 10), status ?? null, 1];
-    });
-    await run(
-      `INSERT INTO pets (name, category_id, status, version) VALUES ${values.map(() => '(?, ?, ?, ?)').join(', ')}`,
-      values.flat(),
-    );
+  try {
+    const { n: count } = db.prepare('SELECT COUNT(*) AS n FROM pets').get() as { n: number };
+    const insert = db.prepare('INSERT INTO pets (name, category_id, status, version) VALUES (?, ?, ?, ?)');
+    db.transaction(() => {
+      for (let index = count; index < total; index++) {
+        const status = SEED_STATUSES[index % SEED_STATUSES.length];
+        insert.run(`Pet ${index + 1}`, 1 + (index % 10), status ?? null, 1);
+      }
+    })();
+    return Promise.resolve(Math.max(count, total));
+  } finally {
+    db.close();
   }
-  await run('COMMIT');
-  await new Promise<void>((resolve, reject) => db.close((error) => (error ? reject(error) : resolve())));
-  return Math.max(count, total);
 }
-
-const USAGE = `usage: npm run bench -- [options]   (builds, then measures dist/main.js; bench/README.md)
-  --duration S (10)  --warmup S (3)  --connections N (32)  --seed N (10000)
-  --scenarios ${SCENARIOS.map((scenario) => scenario.name).join(',')} (all)  --startup-rows N (100000; 0 skips)
-  --json FILE  --entry FILE  --profile DIR  --floor DIR|none  --floor-untuned  --webhook  --database postgres://USER@HOST:PORT/DB
-  --generated NAME [--rounds N (3)]   a generated module against pets instead`;
 
 /** The same on PostgreSQL, in one statement; in whichever schema the service made its table. */
 async function topUpPostgres(url: string, total: number): Promise<number> {
@@ -202,6 +185,12 @@ async function topUpPostgres(url: string, total: number): Promise<number> {
     return Math.max(count, total);
   });
 }
+
+const USAGE = `usage: npm run bench -- [options]   (builds, then measures dist/main.js; bench/README.md)
+  --duration S (10)  --warmup S (3)  --connections N (32)  --seed N (10000)
+  --scenarios ${SCENARIOS.map((scenario) => scenario.name).join(',')} (all)  --startup-rows N (100000; 0 skips)
+  --json FILE  --entry FILE  --profile DIR  --floor DIR|none  --floor-untuned  --webhook  --database postgres://USER@HOST:PORT/DB
+  --generated NAME [--rounds N (3)]   a generated module against pets instead`;
 
 function main(): void {
   const args = process.argv.slice(2);
