@@ -1,6 +1,6 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty } from '@nestjs/swagger';
-import { registerDecorator } from 'class-validator';
+import { ValidateBy } from 'class-validator';
 
 /**
  * RFC 3339 `date-time` with its offset (`T` and `Z` in either case, as its ABNF allows), and no
@@ -39,17 +39,14 @@ export function parseDateTime(text: string): number | undefined {
 
 /** A request's date-time (body or query): 400 naming the field unless `parseDateTime` reads it. */
 export function IsDateTime(): PropertyDecorator {
-  const validate: PropertyDecorator = (target: object, propertyName: string | symbol) =>
-    registerDecorator({
-      name: 'isDateTime',
-      target: target.constructor,
-      propertyName: propertyName as string,
-      options: {
-        message: '$property must be an RFC 3339 date-time with an offset, such as 2030-01-01T00:00:00Z',
+  return applyDecorators(
+    ApiProperty(DATE_TIME_SCHEMA),
+    ValidateBy(
+      {
+        name: 'isDateTime',
+        validator: { validate: (value) => typeof value === 'string' && parseDateTime(value) !== undefined },
       },
-      validator: {
-        validate: (value: unknown) => typeof value === 'string' && parseDateTime(value) !== undefined,
-      },
-    });
-  return applyDecorators(ApiProperty(DATE_TIME_SCHEMA), validate);
+      { message: '$property must be an RFC 3339 date-time with an offset, such as 2030-01-01T00:00:00Z' },
+    ),
+  );
 }
