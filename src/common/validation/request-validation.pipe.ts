@@ -15,16 +15,11 @@ import { validationFailed } from '../errors/api-exception';
 export const MAX_BODY_DEPTH = 32;
 export const MAX_REMEMBERED_QUERIES = 1000;
 
-function depthExceeds(value: unknown, limit: number): boolean {
-  const stack: Array<[unknown, number]> = [[value, 1]];
-  while (stack.length > 0) {
-    const [current, depth] = stack.pop()!;
-    if (typeof current !== 'object' || current === null) continue;
-    if (depth > limit) return true;
-    for (const child of Object.values(current)) stack.push([child, depth + 1]);
-  }
-  return false;
-}
+/** Recursion stops at `limit`, so the check itself never goes deep. */
+const depthExceeds = (value: unknown, limit: number): boolean =>
+  typeof value === 'object' &&
+  value !== null &&
+  (limit === 0 || Object.values(value).some((child) => depthExceeds(child, limit - 1)));
 
 const BASE_OPTIONS: ValidationPipeOptions = {
   transform: true,
