@@ -48,7 +48,7 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
       'bearer',
     )
     .addSecurityRequirements('bearer');
-  for (const tag of resourceTags(app)) builder.addTag(tag.name, tag.description);
+  for (const [name, description] of resourceTags(app)) builder.addTag(name, description);
   const base = builder.build();
   base.info.contact = { name: 'Pet Store API team', url: new URL(config.docs.productionBaseUrl).origin };
   const document = SwaggerModule.createDocument(app, base, {
