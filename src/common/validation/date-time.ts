@@ -9,15 +9,6 @@ import { ValidateBy } from 'class-validator';
 const DATE_TIME =
   /^(\d{4})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])[Tt]([01]\d|2[0-3]):([0-5]\d):([0-5]\d)(?:\.(\d{1,9}))?(?:[Zz]|([+-])([01]\d|2[0-3]):([0-5]\d))$/;
 
-/** What a request's date-time may be, in the OpenAPI document: `format` judges the day of the month. */
-export const DATE_TIME_SCHEMA = {
-  type: 'string',
-  format: 'date-time',
-  pattern: DATE_TIME.source,
-  maxLength: 35,
-  example: '2030-01-01T00:00:00Z',
-} as const;
-
 /** The epoch milliseconds of an RFC 3339 date-time with an offset; undefined for anything else. */
 export function parseDateTime(text: string): number | undefined {
   const parts = DATE_TIME.exec(text);
@@ -40,7 +31,14 @@ export function parseDateTime(text: string): number | undefined {
 /** A request's date-time (body or query): 400 naming the field unless `parseDateTime` reads it. */
 export function IsDateTime(): PropertyDecorator {
   return applyDecorators(
-    ApiProperty(DATE_TIME_SCHEMA),
+    // In the document, `format` judges the day of the month.
+    ApiProperty({
+      type: 'string',
+      format: 'date-time',
+      pattern: DATE_TIME.source,
+      maxLength: 35,
+      example: '2030-01-01T00:00:00Z',
+    }),
     ValidateBy(
       {
         name: 'isDateTime',
