@@ -48,30 +48,8 @@ export class RequestValidationPipe implements PipeTransform {
   transform(value: unknown, metadata: ArgumentMetadata): unknown {
     const dto = metadata.metatype;
     if (!dto || [String, Number, Boolean, Object, Array].includes(dto as never)) return value;
-    if (metadata.type === 'body') {
-      this.checkBodyShape(value, dto);
-      return this.bodies.transform(value, metadata);
-    }
     if (metadata.type === 'query') return this.transformQuery(value, metadata);
-    return value;
-  }
-
-  private async transformQuery(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
-    let remembered = this.validQueries.get(metadata.metatype);
-    if (!remembered) {
-      remembered = boundedLru<string, object>(MAX_REMEMBERED_QUERIES);
-      this.validQueries.set(metadata.metatype, remembered);
-    }
-    const key = JSON.stringify(value) ?? '';
-    let valid = remembered.get(key);
-    if (!valid) {
-      valid = (await this.queries.transform(value, metadata)) as object;
-      remembered.set(key, valid);
-    }
-    return Object.assign(Object.create(Object.getPrototypeOf(valid) as object) as object, valid);
-  }
-
-  private checkBodyShape(value: unknown, dto: abstract new (...args: never[]) => unknown): void {
+    if (metadata.type !== 'body') return value;
     if (typeof value !== 'object' || value === null || Array.isArray(value))
       throw validationFailed([{ field: 'body', message: 'the request body must be a JSON object' }]);
     let known = this.declaredProperties.get(dto);
@@ -97,5 +75,21 @@ export class RequestValidationPipe implements PipeTransform {
         { field: 'body', message: `the request body is nested deeper than ${MAX_BODY_DEPTH} levels` },
       ]);
     }
+    return this.bodies.transform(value, metadata);
+  }
+
+  private async transformQuery(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    let remembered = this.validQueries.get(metadata.metatype);
+    if (!remembered) {
+      remembered = boundedLru<string, object>(MAX_REMEMBERED_QUERIES);
+      this.validQueries.set(metadata.metatype, remembered);
+    }
+    const key = JSON.stringify(value) ?? '';
+    let valid = remembered.get(key);
+    if (!valid) {
+      valid = (await this.queries.transform(value, metadata)) as object;
+      remembered.set(key, valid);
+    }
+    return Object.assign(Object.create(Object.getPrototypeOf(valid) as object) as object, valid);
   }
 }
