@@ -28,7 +28,7 @@ export class AppModule {
         DatabaseModule.forRoot(config.database, SCHEMAS),
         RateLimitModule.forRoot(config.rateLimit),
         ...FEATURES.map((feature) => feature.module),
-        VocabularyModule.forRoot(FEATURES.map((feature) => feature.module)),
+        VocabularyModule,
         // After the features: Express tries routes in order, and the collections' are the busy ones.
         AuthModule.forRoot(config),
         AuditModule.forRoot(config.audit),

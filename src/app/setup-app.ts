@@ -23,14 +23,14 @@ import { protectSecrets } from '../observability/redact';
 
 export const DOCS_PATH = 'docs';
 
-export const CORS_ALLOWED_HEADERS = [
+const CORS_ALLOWED_HEADERS = [
   'Authorization',
   'Content-Type',
   'Idempotency-Key',
   IF_MATCH_HEADER,
   REQUEST_ID_HEADER,
 ];
-export const CORS_EXPOSED_HEADERS = [
+const CORS_EXPOSED_HEADERS = [
   'Location',
   'Link',
   ETAG_HEADER,
@@ -42,19 +42,6 @@ export const CORS_EXPOSED_HEADERS = [
   'Deprecation',
   'Sunset',
 ];
-
-/** CORS for the listed origins; a preflight allows the methods the asked path really has. */
-function enableCors(app: NestExpressApplication, origins: readonly string[], routes: RouteIndex): void {
-  app.enableCors((req: { path: string }, callback) =>
-    callback(null, {
-      origin: [...origins],
-      methods: routes.allowedMethods(req.path),
-      allowedHeaders: CORS_ALLOWED_HEADERS,
-      exposedHeaders: CORS_EXPOSED_HEADERS,
-      maxAge: 600,
-    }),
-  );
-}
 
 export interface CreateAppOptions {
   logger?: LoggerService | LogLevel[] | false;
@@ -91,7 +78,17 @@ export async function createApp(
   if (metrics.enabled) app.use(httpMetrics(metrics));
   app.use(securityHeaders(DOCS_PATH));
   const routes = new RouteIndex(app.getHttpAdapter().getInstance());
-  if (config.http.corsOrigins.length > 0) enableCors(app, config.http.corsOrigins, routes);
+  // A preflight allows the methods the asked path really has.
+  if (config.http.corsOrigins.length > 0)
+    app.enableCors((req: { path: string }, callback) =>
+      callback(null, {
+        origin: [...config.http.corsOrigins],
+        methods: routes.allowedMethods(req.path),
+        allowedHeaders: CORS_ALLOWED_HEADERS,
+        exposedHeaders: CORS_EXPOSED_HEADERS,
+        maxAge: 600,
+      }),
+    );
   app.use(checkRequestHeaders);
   app.use(jsonBody(config.http.bodyLimitBytes, routes));
   app.setGlobalPrefix(API_PREFIX, {

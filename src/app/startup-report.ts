@@ -10,8 +10,6 @@ import { ROOT_LOGGER } from '../observability/observability.module';
 import { tracingDescription } from '../observability/tracing-state';
 import { DOCS_PATH } from './setup-app';
 
-const ALL_INTERFACES = ['0.0.0.0', '::'];
-
 export const TRUST_ANY_PROXY =
   'TRUST_PROXY=true takes the client address from X-Forwarded-For whoever sent it, so any client can ' +
   'choose the address its limits count against: name the proxy instead (TRUST_PROXY=loopback, ' +
@@ -27,7 +25,7 @@ export function reportStart(app: NestExpressApplication, config: AppConfig): voi
   const { address, port } = app.getHttpServer().address() as AddressInfo;
   const host = address.includes(':') ? `[${address}]` : address;
   const url = `http://${host}:${port}`;
-  const local = ALL_INTERFACES.includes(address) ? `http://localhost:${port}` : url;
+  const local = ['0.0.0.0', '::'].includes(address) ? `http://localhost:${port}` : url;
   const keys = app.get<KeySetup>(KEY_SETUP);
   const facts = {
     url: `${url}/${API_PREFIX}`,

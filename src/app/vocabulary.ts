@@ -1,7 +1,8 @@
-import { DynamicModule, Module, RequestMethod, Type } from '@nestjs/common';
+import { Global, Module, RequestMethod, Type } from '@nestjs/common';
 import { METHOD_METADATA, MODULE_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { routeScope } from '../auth/api-key.guard';
 import { collectionScope, SERVICE_SCOPES, Vocabulary, VOCABULARY } from '../common/scopes';
+import { FEATURES } from '../features';
 
 const CHANGES: Record<string, string> = { POST: 'created', PATCH: 'updated', DELETE: 'deleted' };
 
@@ -45,15 +46,12 @@ export function vocabularyOf(modules: readonly Type[]): Vocabulary {
   return { scopes, eventTypes };
 }
 
-/** Hands the vocabulary to every module whose controllers check names against it (keys, webhooks). */
-@Module({})
-export class VocabularyModule {
-  static forRoot(modules: readonly Type[]): DynamicModule {
-    return {
-      global: true,
-      module: VocabularyModule,
-      providers: [{ provide: VOCABULARY, useValue: vocabularyOf(modules) }],
-      exports: [VOCABULARY],
-    };
-  }
-}
+/** Hands the features' vocabulary to every module whose controllers check names against it (keys, webhooks). */
+@Global()
+@Module({
+  providers: [
+    { provide: VOCABULARY, useFactory: () => vocabularyOf(FEATURES.map((feature) => feature.module)) },
+  ],
+  exports: [VOCABULARY],
+})
+export class VocabularyModule {}

@@ -1,15 +1,13 @@
 import { ApiException } from './errors/api-exception';
 
-/** Where each state may go next; a state may always stay as it is, and one that may go nowhere is final. */
-export type Transitions<S extends string> = Readonly<Record<S, readonly S[]>>;
-
 const NONE = '(none)';
 
 /** One table for the check of every change and the document; a state, once given, is never removed. */
 export class Lifecycle<S extends string> {
   constructor(
     readonly states: readonly S[],
-    private readonly transitions: Transitions<S>,
+    /** Where each state may go next; a state may always stay as it is, and one that may go nowhere is final. */
+    private readonly transitions: Readonly<Record<S, readonly S[]>>,
     private readonly aNoun: string,
     /** What a record created without a state gets; null: none, until it is given one. */
     readonly initial: S | null,

@@ -1,10 +1,5 @@
-interface JsonText {
-  text: string;
-  bytes: number;
-}
-
 const bodies = new WeakMap<object, object>();
-const texts = new WeakMap<object, JsonText | null>();
+const texts = new WeakMap<object, { text: string; bytes: number } | null>();
 
 /** One body per source object: a cached row's JSON is written once. Such a body must never change. */
 export function responseOf<S extends object, R extends object>(source: S, build: (source: S) => R): R {
@@ -18,7 +13,7 @@ export function responseOf<S extends object, R extends object>(source: S, build:
 }
 
 /** Serialised at its first answer; undefined for a body `responseOf` did not make. */
-export function responseJson(body: object): JsonText | undefined {
+export function responseJson(body: object) {
   const known = texts.get(body);
   if (known !== null) return known;
   const text = JSON.stringify(body);

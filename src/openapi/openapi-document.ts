@@ -8,7 +8,6 @@ import type {
   ReferenceObject,
   RequestBodyObject,
   ResponseObject,
-  ResponsesObject,
 } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 import { apiDescription } from './api-description';
 import { resourceTags } from '../common/openapi/api-resource.decorator';
@@ -49,7 +48,7 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
       'bearer',
     )
     .addSecurityRequirements('bearer');
-  for (const tag of resourceTags(app)) builder.addTag(tag.name, tag.description);
+  for (const [name, description] of resourceTags(app)) builder.addTag(name, description);
   const base = builder.build();
   base.info.contact = { name: 'Pet Store API team', url: new URL(config.docs.productionBaseUrl).origin };
   const document = SwaggerModule.createDocument(app, base, {
@@ -113,37 +112,31 @@ function requireScope(operation: OperationObject, path: string, method: string):
   ]);
   operation.description = `${operation.description ?? ''}\n\nRequired scope: \`${scope}\`.`.trimStart();
   const { status } = errorSpec('insufficient_scope');
-  const { default: fallback, ...responses } = operation.responses;
-  operation.responses = Object.fromEntries(
-    Object.entries({
-      ...responses,
-      [status]: {
-        description: `The API key lacks the scope \`${scope}\` (\`insufficient_scope\`); \`WWW-Authenticate\` names it.`,
-        // As the 401's (the rate limit's are added below): what runs before the guards (getPet's deprecation).
-        headers: {
-          ...(responses['401'] as ResponseObject | undefined)?.headers,
-          'WWW-Authenticate': {
-            description: 'The bearer challenge naming the missing scope (RFC 6750).',
-            required: true,
-            // A pattern, not the one scope: an operation that grants scopes (keys) may name another.
-            schema: {
-              type: 'string',
-              maxLength: 120,
-              pattern: `^${insufficientScopeChallenge('(SCOPE)').replace('(SCOPE)', SCOPE_FORMAT.source.slice(1, -1))}$`,
-              example: insufficientScopeChallenge(scope),
-            },
-          },
-        },
-        content: {
-          'application/json': {
-            schema: { $ref: '#/components/schemas/Error' },
-            example: { code: 'insufficient_scope', message: insufficientScopeMessage(scope), status },
-          },
+  // Integer keys enumerate in ascending order, so the 403 takes its place among the statuses.
+  operation.responses[status] = {
+    description: `The API key lacks the scope \`${scope}\` (\`insufficient_scope\`); \`WWW-Authenticate\` names it.`,
+    // As the 401's (the rate limit's are added below): what runs before the guards (getPet's deprecation).
+    headers: {
+      ...(operation.responses['401'] as ResponseObject | undefined)?.headers,
+      'WWW-Authenticate': {
+        description: 'The bearer challenge naming the missing scope (RFC 6750).',
+        required: true,
+        // A pattern, not the one scope: an operation that grants scopes (keys) may name another.
+        schema: {
+          type: 'string',
+          maxLength: 120,
+          pattern: `^${insufficientScopeChallenge('(SCOPE)').replace('(SCOPE)', SCOPE_FORMAT.source.slice(1, -1))}$`,
+          example: insufficientScopeChallenge(scope),
         },
       },
-    }).sort(([a], [b]) => Number(a) - Number(b)),
-  ) as ResponsesObject;
-  if (fallback) operation.responses.default = fallback;
+    },
+    content: {
+      'application/json': {
+        schema: { $ref: '#/components/schemas/Error' },
+        example: { code: 'insufficient_scope', message: insufficientScopeMessage(scope), status },
+      },
+    },
+  };
   if (!SCOPE_FORMAT.test(scope)) throw new Error(`${operation.operationId}: "${scope}" is not a scope`);
 }
 

@@ -6,24 +6,20 @@ import {
   MAX_FIELD_LENGTH,
   MAX_MESSAGE_LENGTH,
 } from './error-codes';
-
-export interface ErrorDetail {
-  field: string;
-  message: string;
-}
+import type { ErrorDetailDto } from './error.dto';
 
 export class ApiException extends HttpException {
   constructor(
     readonly code: AnyErrorCode,
     message: string = errorSpec(code).message,
-    readonly details?: ErrorDetail[],
+    readonly details?: ErrorDetailDto[],
     readonly headers: Record<string, string> = {},
   ) {
     super(message, errorSpec(code).status);
   }
 }
 
-export function validationFailed(details: ErrorDetail[]): ApiException {
+export function validationFailed(details: ErrorDetailDto[]): ApiException {
   const bounded = details.slice(0, MAX_ERROR_DETAILS).map((detail) => ({
     field: detail.field.slice(0, MAX_FIELD_LENGTH),
     message: detail.message.slice(0, MAX_MESSAGE_LENGTH),

@@ -138,8 +138,6 @@ export type ModuleErrorCode = string & { readonly declaredByAModule: true };
 
 export type AnyErrorCode = ErrorCode | ModuleErrorCode;
 
-const CODE_FORMAT = /^[a-z][a-z0-9_]{0,63}$/;
-
 const catalogue = new Map<string, ErrorSpec & { module?: string }>(Object.entries(ERROR_CODES));
 
 /** A module's 4xx codes, declared next to the code that throws them; each belongs to one module. */
@@ -152,7 +150,8 @@ export function declareErrorCodes<const C extends Record<string, ErrorSpec>>(
     // The same declaration read twice (a module loaded again) is not a clash.
     if (taken && !(taken.module === module && JSON.stringify({ ...spec, module }) === JSON.stringify(taken)))
       throw new Error(`error code ${code} of ${module} is taken by ${taken.module ?? 'the service'}`);
-    if (!CODE_FORMAT.test(code)) throw new Error(`error code ${code} of ${module} is not snake_case`);
+    if (!/^[a-z][a-z0-9_]{0,63}$/.test(code))
+      throw new Error(`error code ${code} of ${module} is not snake_case`);
     if (!Number.isInteger(spec.status) || spec.status < 400 || spec.status > 499)
       throw new Error(`error code ${code} of ${module}: a module's codes are 4xx`);
     catalogue.set(code, { ...spec, module });

@@ -27,18 +27,16 @@ const retryAfter = (example: string): ResponseHeaders => ({
 
 /** The error responses an operation can document (405 belongs to none: the description explains it). */
 const ERROR_RESPONSES = {
-  400: {
+  validation_failed: {
     description:
       'Bad request: a parameter or the body breaks a rule (`validation_failed`; `details` names each ' +
       'field and rule), the body is not valid JSON (`invalid_json`) or was not sent completely (`bad_request`).',
-    code: 'validation_failed',
   },
-  401: {
+  unauthorized: {
     description:
       'Missing, invalid, revoked or expired API key (`unauthorized`). `WWW-Authenticate` names the scheme ' +
       'and realm, with `error="invalid_token"` when a key was sent but is not valid, and the RFC 6750 ' +
       '`error_description` when it has expired.',
-    code: 'unauthorized',
     messages: [ERROR_CODES.unauthorized.message, 'The API key is not valid.', 'The API key has expired.'],
     headers: {
       'WWW-Authenticate': {
@@ -51,62 +49,53 @@ const ERROR_RESPONSES = {
       },
     },
   },
-  404: { description: 'The requested resource could not be found (`not_found`).', code: 'not_found' },
-  412: {
+  not_found: { description: 'The requested resource could not be found (`not_found`).' },
+  precondition_failed: {
     description:
       "`If-Match` does not name the resource's current `ETag` (`precondition_failed`): it has changed " +
       'since it was read. Read it again (its `ETag` with it), then decide.',
-    code: 'precondition_failed',
   },
-  428: {
+  precondition_required: {
     description:
       'The request must be conditional (`precondition_required`): send `If-Match` with the `ETag` of the ' +
       'version the change is based on.',
-    code: 'precondition_required',
   },
-  409: {
+  idempotency_conflict: {
     description:
       'A request with the same `Idempotency-Key` is still being processed (`idempotency_conflict`); ' +
       '`Retry-After` says when its claim ends at the latest (a few seconds, also when its instance died).',
-    code: 'idempotency_conflict',
     headers: retryAfter('3'),
   },
-  413: {
+  payload_too_large: {
     description: 'The request body is larger than the limit (`payload_too_large`).',
-    code: 'payload_too_large',
     messages: ['The request body is larger than the limit of 16384 bytes.'],
   },
-  415: {
+  unsupported_media_type: {
     description: 'The request body is not sent as `application/json` in UTF-8 (`unsupported_media_type`).',
-    code: 'unsupported_media_type',
   },
-  422: {
+  idempotency_key_reused: {
     description: 'The `Idempotency-Key` was already used with a different body (`idempotency_key_reused`).',
-    code: 'idempotency_key_reused',
   },
-  429: {
+  rate_limited: {
     description:
       'Over the rate limit of the API key (`rate_limited`); `Retry-After` says how many seconds to wait.',
-    code: 'rate_limited',
     messages: [
       'Too many requests: at most 600 per 60 seconds per API key. Retry after 42 seconds.',
       'Too many requests without a valid API key from this address. Retry after 42 seconds.',
     ],
     headers: retryAfter('42'),
   },
-  500: {
+  internal_error: {
     description: 'An unexpected error (`internal_error`); the message reveals no internals.',
-    code: 'internal_error',
   },
-  503: {
+  service_unavailable: {
     description:
       'The database is unavailable for a moment (`service_unavailable`); the service recovers by itself. ' +
       'Retry after `Retry-After` seconds. A create may or may not have happened: retry it with the same ' +
       '`Idempotency-Key` to be sure it happens exactly once.',
-    code: 'service_unavailable',
     headers: retryAfter('2'),
   },
-} as const satisfies Record<number, ErrorResponse>;
+} as const satisfies { [C in ErrorCode]?: Omit<ErrorResponse, 'code'> };
 
 /** Answered by the HTTP layer before any operation runs: documented as `default`. */
 const PROTOCOL_CODES: readonly ErrorCode[] = [
@@ -130,16 +119,22 @@ function withExamples(bodies: ReturnType<typeof examplesOf>) {
   };
 }
 
-/** A status of ERROR_RESPONSES, a code, or a code with what the document says of it here. */
-type ErrorEntry = keyof typeof ERROR_RESPONSES | AnyErrorCode | Pick<ErrorResponse, 'code' | 'description'>;
+/** The status of a code of ERROR_RESPONSES, a code, or a code with what the document says of it here. */
+type ErrorEntry =
+  | (typeof ERROR_CODES)[keyof typeof ERROR_RESPONSES]['status']
+  | AnyErrorCode
+  | Pick<ErrorResponse, 'code' | 'description'>;
 
 function responseOf(entry: ErrorEntry): ErrorResponse {
-  if (typeof entry === 'number') return ERROR_RESPONSES[entry];
   if (typeof entry === 'object') return entry;
-  const { status, when } = errorSpec(entry);
-  const standard = (ERROR_RESPONSES as Record<number, ErrorResponse | undefined>)[status];
-  if (standard?.code === entry) return standard;
-  return { description: `${when.charAt(0).toUpperCase()}${when.slice(1)} (\`${entry}\`).`, code: entry };
+  const code =
+    typeof entry === 'string'
+      ? entry
+      : (Object.keys(ERROR_RESPONSES) as ErrorCode[]).find((known) => ERROR_CODES[known].status === entry)!;
+  if (Object.hasOwn(ERROR_RESPONSES, code))
+    return { code, ...ERROR_RESPONSES[code as keyof typeof ERROR_RESPONSES] };
+  const { when } = errorSpec(code);
+  return { description: `${when.charAt(0).toUpperCase()}${when.slice(1)} (\`${code}\`).`, code };
 }
 
 /** Entries of one status make one response, with each one's text and example. */

@@ -1,4 +1,4 @@
-import { applyDecorators, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
+import { applyDecorators, Delete, Get, HttpCode, Param, Patch, Post, Type } from '@nestjs/common';
 import {
   ApiBody,
   ApiConsumes,
@@ -21,8 +21,6 @@ import {
   ResponseHeaders,
 } from './headers';
 
-type Schema = new (...args: never[]) => object;
-
 /** E.g. `pets`, `petId`, `animal`, `animals`. */
 export interface Resource {
   collection: string;
@@ -35,11 +33,9 @@ export function IdParam(resource: Resource): ParameterDecorator {
   return Param(resource.param, new IdPipe(resource.param, resource.noun));
 }
 
-const capitalised = (text: string) => `${text.charAt(0).toUpperCase()}${text.slice(1)}`;
-
 /** `path`: a list below another resource (`:endpointId/deliveries`), its 404 declared too. */
 export function ListOperation(
-  type: Schema,
+  type: Type,
   resource: Resource,
   filters: readonly string[] = [],
   path?: string,
@@ -75,7 +71,7 @@ export interface ChangeOptions {
 }
 
 export function CreateOperation(
-  type: Schema,
+  type: Type,
   resource: Resource,
   options: ChangeOptions & { versioned?: boolean } = {},
 ): MethodDecorator {
@@ -83,7 +79,7 @@ export function CreateOperation(
     Post(),
     ApiCreatedResponse({
       type,
-      description: `${capitalised(resource.noun)} added.`,
+      description: `${resource.noun.charAt(0).toUpperCase()}${resource.noun.slice(1)} added.`,
       headers: {
         ...locationHeaderDocs(resource.collection, resource.noun),
         ...(options.versioned ? etagHeaderDocs(false) : {}),
@@ -96,7 +92,7 @@ export function CreateOperation(
 }
 
 export function GetOperation(
-  type: Schema,
+  type: Type,
   resource: Resource,
   options: { versioned?: boolean; headers?: ResponseHeaders } = {},
 ): MethodDecorator {
@@ -114,8 +110,8 @@ export function GetOperation(
 }
 
 export function UpdateOperation(
-  type: Schema,
-  patch: Schema,
+  type: Type,
+  patch: Type,
   resource: Resource,
   options: ChangeOptions & { lifecycle?: Lifecycle<string> } = {},
 ): MethodDecorator {

@@ -1,6 +1,6 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty } from '@nestjs/swagger';
-import { registerDecorator } from 'class-validator';
+import { ValidateBy } from 'class-validator';
 
 /**
  * RFC 3339 `date-time` with its offset (`T` and `Z` in either case, as its ABNF allows), and no
@@ -8,15 +8,6 @@ import { registerDecorator } from 'class-validator';
  */
 const DATE_TIME =
   /^(\d{4})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])[Tt]([01]\d|2[0-3]):([0-5]\d):([0-5]\d)(?:\.(\d{1,9}))?(?:[Zz]|([+-])([01]\d|2[0-3]):([0-5]\d))$/;
-
-/** What a request's date-time may be, in the OpenAPI document: `format` judges the day of the month. */
-export const DATE_TIME_SCHEMA = {
-  type: 'string',
-  format: 'date-time',
-  pattern: DATE_TIME.source,
-  maxLength: 35,
-  example: '2030-01-01T00:00:00Z',
-} as const;
 
 /** The epoch milliseconds of an RFC 3339 date-time with an offset; undefined for anything else. */
 export function parseDateTime(text: string): number | undefined {
@@ -39,17 +30,21 @@ export function parseDateTime(text: string): number | undefined {
 
 /** A request's date-time (body or query): 400 naming the field unless `parseDateTime` reads it. */
 export function IsDateTime(): PropertyDecorator {
-  const validate: PropertyDecorator = (target: object, propertyName: string | symbol) =>
-    registerDecorator({
-      name: 'isDateTime',
-      target: target.constructor,
-      propertyName: propertyName as string,
-      options: {
-        message: '$property must be an RFC 3339 date-time with an offset, such as 2030-01-01T00:00:00Z',
+  return applyDecorators(
+    // In the document, `format` judges the day of the month.
+    ApiProperty({
+      type: 'string',
+      format: 'date-time',
+      pattern: DATE_TIME.source,
+      maxLength: 35,
+      example: '2030-01-01T00:00:00Z',
+    }),
+    ValidateBy(
+      {
+        name: 'isDateTime',
+        validator: { validate: (value) => typeof value === 'string' && parseDateTime(value) !== undefined },
       },
-      validator: {
-        validate: (value: unknown) => typeof value === 'string' && parseDateTime(value) !== undefined,
-      },
-    });
-  return applyDecorators(ApiProperty(DATE_TIME_SCHEMA), validate);
+      { message: '$property must be an RFC 3339 date-time with an offset, such as 2030-01-01T00:00:00Z' },
+    ),
+  );
 }

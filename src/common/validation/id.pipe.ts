@@ -2,7 +2,7 @@ import { applyDecorators, PipeTransform } from '@nestjs/common';
 import { ApiParam, ApiProperty } from '@nestjs/swagger';
 import { IsInt, Max, Min } from 'class-validator';
 import { ApiException, validationFailed } from '../errors/api-exception';
-import { MAX_EXACT_INTEGER, parseDecimalInt64 } from './int64';
+import { MAX_EXACT_INTEGER } from './int64';
 
 /** An id no row can have (below 1, above 2^53-1) is 404 without asking the database. */
 export class IdPipe implements PipeTransform<string, number> {
@@ -12,8 +12,9 @@ export class IdPipe implements PipeTransform<string, number> {
   ) {}
 
   transform(raw: string): number {
-    const id = parseDecimalInt64(raw);
-    if (id === undefined) {
+    const digits = /^(-?)0*(\d{1,19})$/.exec(raw);
+    const id = digits ? BigInt(digits[1] + digits[2]) : undefined;
+    if (id === undefined || id < -(2n ** 63n) || id >= 2n ** 63n) {
       throw validationFailed([
         { field: this.field, message: `${this.field} must be a decimal integer (int64)` },
       ]);

@@ -3,17 +3,6 @@ import { ValueTransformer } from 'typeorm';
 /** The largest integer a JSON number carries exactly in JavaScript (2^53 - 1). */
 export const MAX_EXACT_INTEGER = Number.MAX_SAFE_INTEGER;
 
-const INT64_MIN = -(2n ** 63n);
-const INT64_MAX = 2n ** 63n - 1n;
-
-/** Leading zeros allowed; undefined outside int64. */
-export function parseDecimalInt64(raw: string): bigint | undefined {
-  const match = /^(-?)0*(\d{1,19})$/.exec(raw);
-  if (!match) return undefined;
-  const value = BigInt(match[1] + match[2]);
-  return value >= INT64_MIN && value <= INT64_MAX ? value : undefined;
-}
-
 /** A transform: only plain decimal digits become a number; anything else stays as sent, for its check to refuse. */
 export const decimalToNumber = ({ value }: { value: unknown }): unknown =>
   typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value;

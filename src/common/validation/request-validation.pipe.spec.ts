@@ -1,7 +1,8 @@
 import { ArgumentMetadata, ValidationPipe } from '@nestjs/common';
 import { ListPetsQueryDto } from '../../pets/dto/list-pets-query.dto';
 import { NewPetDto } from '../../pets/dto/new-pet.dto';
-import { ApiException, ErrorDetail, validationFailed } from '../errors/api-exception';
+import { ApiException, validationFailed } from '../errors/api-exception';
+import type { ErrorDetailDto } from '../errors/error.dto';
 import { MAX_BODY_DEPTH, MAX_REMEMBERED_QUERIES, RequestValidationPipe } from './request-validation.pipe';
 
 const BODY: ArgumentMetadata = { type: 'body', metatype: NewPetDto, data: undefined };
@@ -32,7 +33,7 @@ async function failure(value: unknown, metadata: ArgumentMetadata) {
   return { code: error.code, status: error.getStatus(), message: error.message, details: error.details };
 }
 
-function validationError(details: ErrorDetail[]) {
+function validationError(details: ErrorDetailDto[]) {
   return {
     code: 'validation_failed',
     status: 400,

@@ -15,16 +15,11 @@ import { validationFailed } from '../errors/api-exception';
 export const MAX_BODY_DEPTH = 32;
 export const MAX_REMEMBERED_QUERIES = 1000;
 
-function depthExceeds(value: unknown, limit: number): boolean {
-  const stack: Array<[unknown, number]> = [[value, 1]];
-  while (stack.length > 0) {
-    const [current, depth] = stack.pop()!;
-    if (typeof current !== 'object' || current === null) continue;
-    if (depth > limit) return true;
-    for (const child of Object.values(current)) stack.push([child, depth + 1]);
-  }
-  return false;
-}
+/** Recursion stops at `limit`, so the check itself never goes deep. */
+const depthExceeds = (value: unknown, limit: number): boolean =>
+  typeof value === 'object' &&
+  value !== null &&
+  (limit === 0 || Object.values(value).some((child) => depthExceeds(child, limit - 1)));
 
 const BASE_OPTIONS: ValidationPipeOptions = {
   transform: true,
@@ -53,30 +48,8 @@ export class RequestValidationPipe implements PipeTransform {
   transform(value: unknown, metadata: ArgumentMetadata): unknown {
     const dto = metadata.metatype;
     if (!dto || [String, Number, Boolean, Object, Array].includes(dto as never)) return value;
-    if (metadata.type === 'body') {
-      this.checkBodyShape(value, dto);
-      return this.bodies.transform(value, metadata);
-    }
     if (metadata.type === 'query') return this.transformQuery(value, metadata);
-    return value;
-  }
-
-  private async transformQuery(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
-    let remembered = this.validQueries.get(metadata.metatype);
-    if (!remembered) {
-      remembered = boundedLru<string, object>(MAX_REMEMBERED_QUERIES);
-      this.validQueries.set(metadata.metatype, remembered);
-    }
-    const key = JSON.stringify(value) ?? '';
-    let valid = remembered.get(key);
-    if (!valid) {
-      valid = (await this.queries.transform(value, metadata)) as object;
-      remembered.set(key, valid);
-    }
-    return Object.assign(Object.create(Object.getPrototypeOf(valid) as object) as object, valid);
-  }
-
-  private checkBodyShape(value: unknown, dto: abstract new (...args: never[]) => unknown): void {
+    if (metadata.type !== 'body') return value;
     if (typeof value !== 'object' || value === null || Array.isArray(value))
       throw validationFailed([{ field: 'body', message: 'the request body must be a JSON object' }]);
     let known = this.declaredProperties.get(dto);
@@ -102,5 +75,21 @@ export class RequestValidationPipe implements PipeTransform {
         { field: 'body', message: `the request body is nested deeper than ${MAX_BODY_DEPTH} levels` },
       ]);
     }
+    return this.bodies.transform(value, metadata);
+  }
+
+  private async transformQuery(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    let remembered = this.validQueries.get(metadata.metatype);
+    if (!remembered) {
+      remembered = boundedLru<string, object>(MAX_REMEMBERED_QUERIES);
+      this.validQueries.set(metadata.metatype, remembered);
+    }
+    const key = JSON.stringify(value) ?? '';
+    let valid = remembered.get(key);
+    if (!valid) {
+      valid = (await this.queries.transform(value, metadata)) as object;
+      remembered.set(key, valid);
+    }
+    return Object.assign(Object.create(Object.getPrototypeOf(valid) as object) as object, valid);
   }
 }

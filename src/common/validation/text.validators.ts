@@ -1,6 +1,6 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty } from '@nestjs/swagger';
-import { registerDecorator, ValidationOptions } from 'class-validator';
+import { ValidateBy } from 'class-validator';
 
 const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
 
@@ -15,26 +15,26 @@ export const cleanTextSchema = (min: number, max: number) => ({
 });
 
 /** Counts code points, as JSON Schema does. */
-export function IsCleanText(min: number, max: number, options?: ValidationOptions): PropertyDecorator {
-  const validate: PropertyDecorator = (target: object, propertyName: string | symbol) =>
-    registerDecorator({
-      name: 'isCleanText',
-      target: target.constructor,
-      propertyName: propertyName as string,
-      options: {
-        message: `$property must be a string of ${min} to ${max} characters, not blank, with no control characters`,
-        ...options,
-      },
-      validator: {
-        validate(value: unknown): boolean {
-          if (typeof value !== 'string') return false;
-          if (!value.isWellFormed() || CONTROL_CHARACTER.test(value)) return false;
-          if (value.trim() === '') return false;
-          let length = 0;
-          for (const _ of value) if (++length > max) return false;
-          return length >= min;
+export function IsCleanText(min: number, max: number): PropertyDecorator {
+  return applyDecorators(
+    ApiProperty(cleanTextSchema(min, max)),
+    ValidateBy(
+      {
+        name: 'isCleanText',
+        validator: {
+          validate(value: unknown): boolean {
+            if (typeof value !== 'string') return false;
+            if (!value.isWellFormed() || CONTROL_CHARACTER.test(value)) return false;
+            if (value.trim() === '') return false;
+            let length = 0;
+            for (const _ of value) if (++length > max) return false;
+            return length >= min;
+          },
         },
       },
-    });
-  return applyDecorators(ApiProperty(cleanTextSchema(min, max)), validate);
+      {
+        message: `$property must be a string of ${min} to ${max} characters, not blank, with no control characters`,
+      },
+    ),
+  );
 }
