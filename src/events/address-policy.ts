@@ -1,12 +1,9 @@
 import { lookup as dnsLookup, LookupAddress, promises as dns } from 'node:dns';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
+import type { EventsConfig } from '../config/app-config';
 
-/** `WEBHOOK_ALLOW_HTTP`, `WEBHOOK_ALLOW_PRIVATE_NETWORKS`. */
-export interface AddressPolicy {
-  allowHttp: boolean;
-  allowPrivateNetworks: boolean;
-}
+export type AddressPolicy = Pick<EventsConfig, 'allowHttp' | 'allowPrivateNetworks'>;
 
 const RANGES: Record<string, string> = {
   carrierGradeNat: 'carrier-grade NAT',

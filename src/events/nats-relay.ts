@@ -8,12 +8,10 @@ import {
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { EventEntity } from './event.entity';
-import { EventsService, published } from './events.service';
+import { EVENTS_OPTIONS, EventsService, published } from './events.service';
 import { NatsSink } from './nats-sink';
 import { Transactions } from '../database/transactions';
 import { consumeOutbox, OUTBOX_BATCH, Ticker } from './outbox-consumer';
-
-export const NATS_URL = Symbol('NATS_URL');
 
 /** The outbox to NATS JetStream, published before the position moves: the stream drops ids it has. */
 @Injectable()
@@ -26,14 +24,14 @@ export class NatsRelay implements OnApplicationBootstrap, BeforeApplicationShutd
   constructor(
     @InjectDataSource() private readonly connection: DataSource,
     private readonly transactions: Transactions,
-    @Inject(NATS_URL) private readonly url: string | null,
+    @Inject(EVENTS_OPTIONS) private readonly config: { natsUrl: string | null },
     events: EventsService,
   ) {
-    if (url !== null) events.onCommitted(() => this.ticker.wake());
+    if (config.natsUrl !== null) events.onCommitted(() => this.ticker.wake());
   }
 
   onApplicationBootstrap(): void {
-    if (this.url !== null) this.ticker.start();
+    if (this.config.natsUrl !== null) this.ticker.start();
   }
 
   async beforeApplicationShutdown(): Promise<void> {
@@ -44,7 +42,7 @@ export class NatsRelay implements OnApplicationBootstrap, BeforeApplicationShutd
   /** Connects first (again each tick while NATS is away: the service starts without it). */
   private async tick(): Promise<void> {
     try {
-      const sink = (this.sink ??= await NatsSink.connect(this.url!));
+      const sink = (this.sink ??= await NatsSink.connect(this.config.natsUrl!));
       const before = (events: EventEntity[]) => sink.publish(events.map(published));
       while ((await consumeOutbox(this.connection, this.transactions, 'nats', { before })) === OUTBOX_BATCH);
       this.failing = false;

@@ -9,24 +9,18 @@ import {
 import { InjectDataSource } from '@nestjs/typeorm';
 import { SpanStatusCode, trace } from '@opentelemetry/api';
 import { DataSource, In } from 'typeorm';
+import { durationsMs, EventsConfig } from '../config/app-config';
 import { Transactions } from '../database/transactions';
 import { UnitOfWork } from '../database/unit-of-work';
 import { Metrics } from '../observability/metrics';
-import { AddressPolicy } from './address-policy';
 import { EventEntity } from './event.entity';
-import { eventId, EventsService, matchesType } from './events.service';
+import { eventId, EVENTS_OPTIONS, EventsService, matchesType } from './events.service';
 import { consumeOutbox, OUTBOX_BATCH, skipOutbox, Ticker } from './outbox-consumer';
 import { DeliveryThread } from './delivery-thread';
 import { DeliveryAttempt, WebhookDeliveryEntity } from './webhook-delivery.entity';
 import { WebhookEndpointEntity } from './webhook-endpoint.entity';
-import { ADDRESS_POLICY, WebhookEndpointsService } from './webhook-endpoints.service';
+import { WebhookEndpointsService } from './webhook-endpoints.service';
 import { Attempt } from './webhook-sender';
-
-export interface DeliveryOptions {
-  retryScheduleMs: readonly number[];
-  concurrency: number;
-}
-export const DELIVERY_OPTIONS = Symbol('DELIVERY_OPTIONS');
 
 const ATTEMPT_TIMEOUT_MS = 15_000;
 /** Longer than an attempt can last: while it runs, no other instance takes the delivery. */
@@ -49,6 +43,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
   private readonly ticker = new Ticker(() => this.tick());
   private readonly inFlight = new Set<Promise<void>>();
   private readonly thread: DeliveryThread;
+  private readonly retryScheduleMs: number[];
   private failing = false;
   private skipped = 0;
   private claiming?: Promise<void>;
@@ -61,13 +56,13 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     @InjectDataSource() private readonly connection: DataSource,
     private readonly transactions: Transactions,
     private readonly endpoints: WebhookEndpointsService,
-    @Inject(ADDRESS_POLICY) policy: AddressPolicy,
-    @Inject(DELIVERY_OPTIONS) private readonly options: DeliveryOptions,
+    @Inject(EVENTS_OPTIONS) private readonly config: EventsConfig,
     events: EventsService,
     @Optional() private readonly metrics: Metrics = new Metrics(),
   ) {
     events.onCommitted(() => this.ticker.wake());
-    this.thread = new DeliveryThread(policy, ATTEMPT_TIMEOUT_MS);
+    this.thread = new DeliveryThread(config, ATTEMPT_TIMEOUT_MS);
+    this.retryScheduleMs = durationsMs(config.retrySchedule)!;
   }
 
   onApplicationBootstrap(): void {
@@ -114,7 +109,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
   }
 
   private async claim(): Promise<void> {
-    const room = this.options.concurrency - this.inFlight.size;
+    const room = this.config.concurrency - this.inFlight.size;
     if (room <= 0) return;
     const claimed = await claimDue(this.connection, room, Date.now());
     if (claimed.length === 0) return;
@@ -138,7 +133,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
         .finally(() => {
           this.inFlight.delete(attempt);
           // A full claim means more are due: take the next ones as half the room frees up.
-          if (backlog && !this.stopping && this.inFlight.size <= this.options.concurrency / 2)
+          if (backlog && !this.stopping && this.inFlight.size <= this.config.concurrency / 2)
             void this.sendDue().catch(() => undefined);
         });
       this.inFlight.add(attempt);
@@ -192,7 +187,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     const attempts = JSON.stringify(
       [...(JSON.parse(delivery.attempts) as DeliveryAttempt[]), attempt].slice(-KEPT_ATTEMPTS),
     );
-    const schedule = this.options.retryScheduleMs;
+    const schedule = this.retryScheduleMs;
     const gone = status === 410;
     const next =
       ok || gone || !retryable || tries > schedule.length
