@@ -5,7 +5,7 @@ import { ListOperation, Resource } from '../common/openapi/operations';
 import { setNextLink } from '../common/pagination/next-link';
 import { RequiredScope } from '../common/scopes';
 import { EventDto, ListEventsQueryDto } from './dto/event.dto';
-import { EventsService, published } from './events.service';
+import { EventsService } from './events.service';
 
 const EVENTS: Resource = { collection: 'events', param: 'eventId', noun: 'event', nouns: 'events' };
 
@@ -34,6 +34,6 @@ export class EventsController {
     const { limit, type, after, cursor } = query;
     const page = await this.events.list({ type, after }, limit, cursor);
     setNextLink(res, EVENTS.collection, { limit, type, after }, page.nextCursor);
-    return page.items.map(published);
+    return page.items.map((event) => EventDto.fromEntity(event));
   }
 }

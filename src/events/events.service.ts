@@ -7,7 +7,6 @@ import { Page } from '../common/pagination/page';
 import { Connections } from '../database/connections';
 import { DAY_MS, pruneBefore, pruneHourly } from '../database/retention';
 import { EventEntity } from './event.entity';
-import { PublishedEvent, publishedJson } from './event-sink';
 import { WebhookDeliveryEntity } from './webhook-delivery.entity';
 
 export const EVENTS_OPTIONS = Symbol('EVENTS_OPTIONS');
@@ -21,10 +20,6 @@ function parseEventId(raw: string, field: string): number {
   if (!match)
     throw validationFailed([{ field, message: `${field} must be an event id like evt_0000000000000001` }]);
   return Number(match[1]);
-}
-
-export function published({ id, type, at, data }: EventEntity): PublishedEvent {
-  return JSON.parse(publishedJson(eventId(id), type, at, data)) as PublishedEvent;
 }
 
 /** `pet.created`, `pet.*` or `*`. */

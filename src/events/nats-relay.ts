@@ -8,7 +8,8 @@ import {
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { EventEntity } from './event.entity';
-import { EVENTS_OPTIONS, EventsService, published } from './events.service';
+import { EventDto } from './dto/event.dto';
+import { EVENTS_OPTIONS, EventsService } from './events.service';
 import { NatsSink } from './nats-sink';
 import { Transactions } from '../database/transactions';
 import { consumeOutbox, OUTBOX_BATCH, Ticker } from './outbox-consumer';
@@ -43,7 +44,8 @@ export class NatsRelay implements OnApplicationBootstrap, BeforeApplicationShutd
   private async tick(): Promise<void> {
     try {
       const sink = (this.sink ??= await NatsSink.connect(this.config.natsUrl!));
-      const before = (events: EventEntity[]) => sink.publish(events.map(published));
+      const before = (events: EventEntity[]) =>
+        sink.publish(events.map((event) => EventDto.fromEntity(event)));
       while ((await consumeOutbox(this.connection, this.transactions, 'nats', { before })) === OUTBOX_BATCH);
       this.failing = false;
     } catch (error) {

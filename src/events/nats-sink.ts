@@ -1,5 +1,5 @@
 import { connect, headers, JetStreamClient, NatsConnection, RetentionPolicy, StringCodec } from 'nats';
-import { PublishedEvent } from './event-sink';
+import type { EventDto } from './dto/event.dto';
 
 export interface NatsSinkOptions {
   stream?: string;
@@ -56,7 +56,7 @@ export class NatsSink {
     return new NatsSink(connection, connection.jetstream({ timeout: timeoutMs }), subjectPrefix, timeoutMs);
   }
 
-  async publish(events: readonly PublishedEvent[]): Promise<void> {
+  async publish(events: readonly EventDto[]): Promise<void> {
     if (this.connection.isClosed()) throw new Error('the NATS connection is closed');
     await Promise.all(
       events.map((event) => {
