@@ -31,8 +31,8 @@ export class EventsController {
     @Query() query: ListEventsQueryDto,
     @Res({ passthrough: true }) res: Response,
   ): Promise<EventDto[]> {
-    const { limit, type, after, cursor } = query;
-    const page = await this.events.list({ type, after }, limit, cursor);
+    const { limit, type, after } = query;
+    const page = await this.events.list(query);
     setNextLink(res, EVENTS.collection, { limit, type, after }, page.nextCursor);
     return page.items.map((event) => EventDto.fromEntity(event));
   }

@@ -15,13 +15,6 @@ export const EVENTS_OPTIONS = Symbol('EVENTS_OPTIONS');
 export const EVENT_ID_FORMAT = /^evt_(\d{16})$/;
 export const eventId = (id: number): string => `evt_${String(id).padStart(16, '0')}`;
 
-function parseEventId(raw: string, field: string): number {
-  const match = EVENT_ID_FORMAT.exec(raw);
-  if (!match)
-    throw validationFailed([{ field, message: `${field} must be an event id like evt_0000000000000001` }]);
-  return Number(match[1]);
-}
-
 /** `pet.created`, `pet.*` or `*`. */
 export const EVENT_TYPE_PATTERN = /^(\*|[a-z][a-z0-9-]{0,62}\.(\*|created|updated|deleted))$/;
 
@@ -61,12 +54,13 @@ export class EventsService implements EventOutbox, OnApplicationBootstrap, OnApp
     this.listeners.forEach((listener) => listener());
   }
 
-  list(
-    filter: { type?: string; after?: string },
-    limit: number,
-    cursor?: string,
-  ): Promise<Page<EventEntity>> {
-    const { type, after } = filter;
+  list(query: { type?: string; after?: string; limit: number; cursor?: string }): Promise<Page<EventEntity>> {
+    const { type, after, limit, cursor } = query;
+    const from = after === undefined ? undefined : EVENT_ID_FORMAT.exec(after);
+    if (from === null)
+      throw validationFailed([
+        { field: 'after', message: 'after must be an event id like evt_0000000000000001' },
+      ]);
     const where =
       type === undefined || type === '*'
         ? []
@@ -77,7 +71,7 @@ export class EventsService implements EventOutbox, OnApplicationBootstrap, OnApp
       limit,
       cursor,
       filter: JSON.stringify([type ?? null, after ?? null]),
-      from: after === undefined ? undefined : parseEventId(after, 'after'),
+      from: from && Number(from[1]),
     });
   }
 
