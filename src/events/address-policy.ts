@@ -1,5 +1,5 @@
 import { lookup as dnsLookup, LookupAddress, promises as dns } from 'node:dns';
-import { isIP } from 'node:net';
+import { isIP, LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import type { EventsConfig } from '../config/app-config';
 
@@ -76,15 +76,9 @@ export async function checkEndpointUrl(
   return addresses.length === 0 ? `url's host ${host} does not resolve` : undefined;
 }
 
-type LookupCallback = (
-  error: NodeJS.ErrnoException | null,
-  address: string | LookupAddress[],
-  family?: number,
-) => void;
-
 /** `lookup` for `http.request`: DNS may answer otherwise than at registration (IP literals: `refusedHost`). */
-export function guardedLookup(policy: AddressPolicy) {
-  return (hostname: string, options: { all?: boolean }, callback: LookupCallback): void => {
+export function guardedLookup(policy: AddressPolicy): LookupFunction {
+  return (hostname, options, callback) => {
     dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
       if (error) return callback(error, []);
       const refused = policy.allowPrivateNetworks
