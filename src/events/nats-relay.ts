@@ -1,10 +1,4 @@
-import {
-  BeforeApplicationShutdown,
-  Inject,
-  Injectable,
-  Logger,
-  OnApplicationBootstrap,
-} from '@nestjs/common';
+import { BeforeApplicationShutdown, Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { EventEntity } from './event.entity';
@@ -17,10 +11,8 @@ import { consumeOutbox, OUTBOX_BATCH, Ticker } from './outbox-consumer';
 /** The outbox to NATS JetStream, published before the position moves: the stream drops ids it has. */
 @Injectable()
 export class NatsRelay implements OnApplicationBootstrap, BeforeApplicationShutdown {
-  private readonly logger = new Logger('Events');
   private sink?: NatsSink;
-  private readonly ticker = new Ticker(() => this.tick());
-  private failing = false;
+  private readonly ticker = new Ticker(() => this.tick(), 'Events', 'publishing events to NATS waits');
 
   constructor(
     @InjectDataSource() private readonly connection: DataSource,
@@ -32,7 +24,7 @@ export class NatsRelay implements OnApplicationBootstrap, BeforeApplicationShutd
   }
 
   onApplicationBootstrap(): void {
-    if (this.config.natsUrl !== null) this.ticker.start();
+    if (this.config.natsUrl !== null) this.ticker.wake();
   }
 
   async beforeApplicationShutdown(): Promise<void> {
@@ -42,15 +34,8 @@ export class NatsRelay implements OnApplicationBootstrap, BeforeApplicationShutd
 
   /** Connects first (again each tick while NATS is away: the service starts without it). */
   private async tick(): Promise<void> {
-    try {
-      const sink = (this.sink ??= await NatsSink.connect(this.config.natsUrl!));
-      const before = (events: EventEntity[]) =>
-        sink.publish(events.map((event) => EventDto.fromEntity(event)));
-      while ((await consumeOutbox(this.connection, this.transactions, 'nats', { before })) === OUTBOX_BATCH);
-      this.failing = false;
-    } catch (error) {
-      if (!this.failing) this.logger.warn(`publishing events to NATS waits: ${(error as Error).message}`);
-      this.failing = true;
-    }
+    const sink = (this.sink ??= await NatsSink.connect(this.config.natsUrl!));
+    const before = (events: EventEntity[]) => sink.publish(events.map((event) => EventDto.fromEntity(event)));
+    while ((await consumeOutbox(this.connection, this.transactions, 'nats', { before })) === OUTBOX_BATCH);
   }
 }

@@ -40,11 +40,10 @@ const CLOCK_SKEW_MS = 300_000;
 export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('Webhooks');
   private readonly tracer = trace.getTracer('petstore-webhooks');
-  private readonly ticker = new Ticker(() => this.tick());
+  private readonly ticker = new Ticker(() => this.tick(), 'Webhooks', 'webhook deliveries wait');
   private readonly inFlight = new Set<Promise<void>>();
   private readonly thread: DeliveryThread;
   private readonly retryScheduleMs: number[];
-  private failing = false;
   private skipped = 0;
   private claiming?: Promise<void>;
   private stopping = false;
@@ -69,7 +68,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     this.metrics.watchWebhooks(() =>
       this.connection.getRepository(WebhookDeliveryEntity).countBy({ status: 'pending' }),
     );
-    this.ticker.start();
+    this.ticker.wake();
   }
 
   /** No new attempt; those in flight end (each within its timeout) before the database closes. */
@@ -83,24 +82,15 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
 
   /** Until caught up: deliveries of new events, then as many due attempts as there is room for. */
   private async tick(): Promise<void> {
-    try {
-      if (!(await this.connection.getRepository(WebhookEndpointEntity).existsBy({ enabled: true }))) {
-        // An endpoint takes only events made after it: with none, older ones need no reading.
-        if (Date.now() - this.skipped > SKIP_EVERY_MS) {
-          await skipOutbox(this.connection, 'webhooks', Date.now() - CLOCK_SKEW_MS);
-          this.skipped = Date.now();
-        }
-      } else
-        while (
-          (await consumeOutbox(this.connection, this.transactions, 'webhooks', FAN_OUT)) === OUTBOX_BATCH
-        );
-      await this.sendDue();
-      this.failing = false;
-    } catch (error) {
-      // A database blink: the next tick tries again; one line per outage, not one per tick.
-      if (!this.failing) this.logger.warn(`webhook deliveries wait: ${(error as Error).message}`);
-      this.failing = true;
-    }
+    if (!(await this.connection.getRepository(WebhookEndpointEntity).existsBy({ enabled: true }))) {
+      // An endpoint takes only events made after it: with none, older ones need no reading.
+      if (Date.now() - this.skipped > SKIP_EVERY_MS) {
+        await skipOutbox(this.connection, 'webhooks', Date.now() - CLOCK_SKEW_MS);
+        this.skipped = Date.now();
+      }
+    } else
+      while ((await consumeOutbox(this.connection, this.transactions, 'webhooks', FAN_OUT)) === OUTBOX_BATCH);
+    await this.sendDue();
   }
 
   /** One claim at a time, so that the attempts in flight never exceed `concurrency`. */
