@@ -30,7 +30,6 @@ export class EventsService implements EventOutbox, OnApplicationBootstrap, OnApp
   private readonly logger = new Logger('Events');
   private stopPruning?: () => void;
   readonly entity = EventEntity;
-  /** The lock under which event ids become visible in ascending order (PostgreSQL). */
   readonly lockName = 'petstore_events';
 
   constructor(

@@ -106,7 +106,6 @@ export class WebhookEndpointsService {
     );
   }
 
-  /** Newest first. */
   async deliveriesOf(
     id: number,
     query: { limit: number; cursor?: string; status?: DeliveryStatus },
