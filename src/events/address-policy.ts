@@ -1,12 +1,9 @@
 import { lookup as dnsLookup, LookupAddress, promises as dns } from 'node:dns';
-import { isIP } from 'node:net';
+import { isIP, LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
+import type { EventsConfig } from '../config/app-config';
 
-/** `WEBHOOK_ALLOW_HTTP`, `WEBHOOK_ALLOW_PRIVATE_NETWORKS`. */
-export interface AddressPolicy {
-  allowHttp: boolean;
-  allowPrivateNetworks: boolean;
-}
+export type AddressPolicy = Pick<EventsConfig, 'allowHttp' | 'allowPrivateNetworks'>;
 
 const RANGES: Record<string, string> = {
   carrierGradeNat: 'carrier-grade NAT',
@@ -51,12 +48,8 @@ export async function checkEndpointUrl(
   policy: AddressPolicy,
   lookup: Lookup = dns.lookup,
 ): Promise<string | undefined> {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return 'url must be an absolute https URL';
-  }
+  if (!URL.canParse(url)) return 'url must be an absolute https URL';
+  const parsed = new URL(url);
   if (parsed.protocol === 'http:' && !policy.allowHttp)
     return 'url must be https (http only where WEBHOOK_ALLOW_HTTP is set)';
   if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') return 'url must be an https URL';
@@ -64,30 +57,20 @@ export async function checkEndpointUrl(
   if (url.includes('#')) return 'url must not have a fragment';
   if (policy.allowPrivateNetworks) return undefined;
   const host = hostOf(parsed);
-  let addresses: string[];
-  try {
-    addresses = isIP(host)
-      ? [host]
-      : (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
-  } catch {
-    return `url's host ${host} does not resolve`;
-  }
-  for (const address of addresses) {
-    const reason = forbiddenAddress(address);
-    if (reason) return `url must reach a public address: ${host} is ${reason}`;
-  }
-  return addresses.length === 0 ? `url's host ${host} does not resolve` : undefined;
+  const addresses = isIP(host)
+    ? [host]
+    : await lookup(host, { all: true, verbatim: true }).then(
+        (all) => all.map((a) => a.address),
+        () => [],
+      );
+  if (addresses.length === 0) return `url's host ${host} does not resolve`;
+  const forbidden = addresses.map((address) => forbiddenAddress(address)).find((why) => why !== undefined);
+  return forbidden && `url must reach a public address: ${host} is ${forbidden}`;
 }
 
-type LookupCallback = (
-  error: NodeJS.ErrnoException | null,
-  address: string | LookupAddress[],
-  family?: number,
-) => void;
-
 /** `lookup` for `http.request`: DNS may answer otherwise than at registration (IP literals: `refusedHost`). */
-export function guardedLookup(policy: AddressPolicy) {
-  return (hostname: string, options: { all?: boolean }, callback: LookupCallback): void => {
+export function guardedLookup(policy: AddressPolicy): LookupFunction {
+  return (hostname, options, callback) => {
     dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
       if (error) return callback(error, []);
       const refused = policy.allowPrivateNetworks

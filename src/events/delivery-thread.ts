@@ -1,17 +1,15 @@
 import { Worker } from 'node:worker_threads';
 import type { AddressPolicy } from './address-policy';
+import type { EventEntity } from './event.entity';
 import type { Attempt } from './webhook-sender';
 
 /** One attempt as the delivery thread takes it: the event as stored, where to and with which secrets. */
-export interface Delivery {
+export type Delivery = Pick<EventEntity, 'type' | 'at' | 'data'> & {
   job: number;
   url: string;
   secrets: string[];
   eventId: string;
-  type: string;
-  at: number;
-  data: string;
-}
+};
 
 /** Signing and HTTP on a worker thread, started with the first delivery (architecture.md: why). */
 export class DeliveryThread {

@@ -5,7 +5,7 @@ import { ListOperation, Resource } from '../common/openapi/operations';
 import { setNextLink } from '../common/pagination/next-link';
 import { RequiredScope } from '../common/scopes';
 import { EventDto, ListEventsQueryDto } from './dto/event.dto';
-import { EventsService, published } from './events.service';
+import { EventsService } from './events.service';
 
 const EVENTS: Resource = { collection: 'events', param: 'eventId', noun: 'event', nouns: 'events' };
 
@@ -31,9 +31,9 @@ export class EventsController {
     @Query() query: ListEventsQueryDto,
     @Res({ passthrough: true }) res: Response,
   ): Promise<EventDto[]> {
-    const { limit, type, after, cursor } = query;
-    const page = await this.events.list({ type, after }, limit, cursor);
+    const { limit, type, after } = query;
+    const page = await this.events.list(query);
     setNextLink(res, EVENTS.collection, { limit, type, after }, page.nextCursor);
-    return page.items.map(published);
+    return page.items.map((event) => EventDto.fromEntity(event));
   }
 }

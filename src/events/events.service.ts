@@ -7,7 +7,6 @@ import { Page } from '../common/pagination/page';
 import { Connections } from '../database/connections';
 import { DAY_MS, pruneBefore, pruneHourly } from '../database/retention';
 import { EventEntity } from './event.entity';
-import { PublishedEvent, publishedJson } from './event-sink';
 import { WebhookDeliveryEntity } from './webhook-delivery.entity';
 
 export const EVENTS_OPTIONS = Symbol('EVENTS_OPTIONS');
@@ -15,17 +14,6 @@ export const EVENTS_OPTIONS = Symbol('EVENTS_OPTIONS');
 /** `evt_` and 16 digits: ids sort as text as they do as numbers. */
 export const EVENT_ID_FORMAT = /^evt_(\d{16})$/;
 export const eventId = (id: number): string => `evt_${String(id).padStart(16, '0')}`;
-
-function parseEventId(raw: string, field: string): number {
-  const match = EVENT_ID_FORMAT.exec(raw);
-  if (!match)
-    throw validationFailed([{ field, message: `${field} must be an event id like evt_0000000000000001` }]);
-  return Number(match[1]);
-}
-
-export function published({ id, type, at, data }: EventEntity): PublishedEvent {
-  return JSON.parse(publishedJson(eventId(id), type, at, data)) as PublishedEvent;
-}
 
 /** `pet.created`, `pet.*` or `*`. */
 export const EVENT_TYPE_PATTERN = /^(\*|[a-z][a-z0-9-]{0,62}\.(\*|created|updated|deleted))$/;
@@ -42,7 +30,6 @@ export class EventsService implements EventOutbox, OnApplicationBootstrap, OnApp
   private readonly logger = new Logger('Events');
   private stopPruning?: () => void;
   readonly entity = EventEntity;
-  /** The lock under which event ids become visible in ascending order (PostgreSQL). */
   readonly lockName = 'petstore_events';
 
   constructor(
@@ -66,12 +53,13 @@ export class EventsService implements EventOutbox, OnApplicationBootstrap, OnApp
     this.listeners.forEach((listener) => listener());
   }
 
-  list(
-    filter: { type?: string; after?: string },
-    limit: number,
-    cursor?: string,
-  ): Promise<Page<EventEntity>> {
-    const { type, after } = filter;
+  list(query: { type?: string; after?: string; limit: number; cursor?: string }): Promise<Page<EventEntity>> {
+    const { type, after, limit, cursor } = query;
+    const from = after === undefined ? undefined : EVENT_ID_FORMAT.exec(after);
+    if (from === null)
+      throw validationFailed([
+        { field: 'after', message: 'after must be an event id like evt_0000000000000001' },
+      ]);
     const where =
       type === undefined || type === '*'
         ? []
@@ -82,7 +70,7 @@ export class EventsService implements EventOutbox, OnApplicationBootstrap, OnApp
       limit,
       cursor,
       filter: JSON.stringify([type ?? null, after ?? null]),
-      from: after === undefined ? undefined : parseEventId(after, 'after'),
+      from: from && Number(from[1]),
     });
   }
 

@@ -1,39 +1,30 @@
-import {
-  BeforeApplicationShutdown,
-  Inject,
-  Injectable,
-  Logger,
-  OnApplicationBootstrap,
-} from '@nestjs/common';
+import { BeforeApplicationShutdown, Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { EventEntity } from './event.entity';
-import { EventsService, published } from './events.service';
+import { EventDto } from './dto/event.dto';
+import { EVENTS_OPTIONS, EventsService } from './events.service';
 import { NatsSink } from './nats-sink';
 import { Transactions } from '../database/transactions';
 import { consumeOutbox, OUTBOX_BATCH, Ticker } from './outbox-consumer';
 
-export const NATS_URL = Symbol('NATS_URL');
-
 /** The outbox to NATS JetStream, published before the position moves: the stream drops ids it has. */
 @Injectable()
 export class NatsRelay implements OnApplicationBootstrap, BeforeApplicationShutdown {
-  private readonly logger = new Logger('Events');
   private sink?: NatsSink;
-  private readonly ticker = new Ticker(() => this.tick());
-  private failing = false;
+  private readonly ticker = new Ticker(() => this.tick(), 'Events', 'publishing events to NATS waits');
 
   constructor(
     @InjectDataSource() private readonly connection: DataSource,
     private readonly transactions: Transactions,
-    @Inject(NATS_URL) private readonly url: string | null,
+    @Inject(EVENTS_OPTIONS) private readonly config: { natsUrl: string | null },
     events: EventsService,
   ) {
-    if (url !== null) events.onCommitted(() => this.ticker.wake());
+    if (config.natsUrl !== null) events.onCommitted(() => this.ticker.wake());
   }
 
   onApplicationBootstrap(): void {
-    if (this.url !== null) this.ticker.start();
+    if (this.config.natsUrl !== null) this.ticker.wake();
   }
 
   async beforeApplicationShutdown(): Promise<void> {
@@ -43,14 +34,8 @@ export class NatsRelay implements OnApplicationBootstrap, BeforeApplicationShutd
 
   /** Connects first (again each tick while NATS is away: the service starts without it). */
   private async tick(): Promise<void> {
-    try {
-      const sink = (this.sink ??= await NatsSink.connect(this.url!));
-      const before = (events: EventEntity[]) => sink.publish(events.map(published));
-      while ((await consumeOutbox(this.connection, this.transactions, 'nats', { before })) === OUTBOX_BATCH);
-      this.failing = false;
-    } catch (error) {
-      if (!this.failing) this.logger.warn(`publishing events to NATS waits: ${(error as Error).message}`);
-      this.failing = true;
-    }
+    const sink = (this.sink ??= await NatsSink.connect(this.config.natsUrl!));
+    const before = (events: EventEntity[]) => sink.publish(events.map((event) => EventDto.fromEntity(event)));
+    while ((await consumeOutbox(this.connection, this.transactions, 'nats', { before })) === OUTBOX_BATCH);
   }
 }

@@ -1,13 +1,7 @@
-import { connect, headers, JetStreamClient, NatsConnection, RetentionPolicy, StringCodec } from 'nats';
-import { PublishedEvent } from './event-sink';
+import { connect, headers, JetStreamClient, NatsConnection, RetentionPolicy } from 'nats';
+import type { EventDto } from './dto/event.dto';
 
-export interface NatsSinkOptions {
-  stream?: string;
-  subjectPrefix?: string;
-  timeoutMs?: number;
-}
-
-const codec = StringCodec();
+const DEFAULTS = { stream: 'PETSTORE_EVENTS', subjectPrefix: 'petstore.events', timeoutMs: 5000 };
 /** The relay publishes a batch again after a crash: the stream drops ids it saw in this window. */
 const DUPLICATE_WINDOW_NS = 10 * 60 * 1e9;
 
@@ -21,10 +15,8 @@ export class NatsSink {
   ) {}
 
   /** Connects (then reconnects forever) and makes the stream if missing; an existing one is left as it is. */
-  static async connect(
-    servers: string,
-    { stream = 'PETSTORE_EVENTS', subjectPrefix = 'petstore.events', timeoutMs = 5000 }: NatsSinkOptions = {},
-  ): Promise<NatsSink> {
+  static async connect(servers: string, options: Partial<typeof DEFAULTS> = {}): Promise<NatsSink> {
+    const { stream, subjectPrefix, timeoutMs } = { ...DEFAULTS, ...options };
     const connection = await connect({
       servers: servers.split(',').map((server) => server.trim()),
       name: 'petstore',
@@ -56,18 +48,14 @@ export class NatsSink {
     return new NatsSink(connection, connection.jetstream({ timeout: timeoutMs }), subjectPrefix, timeoutMs);
   }
 
-  async publish(events: readonly PublishedEvent[]): Promise<void> {
+  async publish(events: readonly EventDto[]): Promise<void> {
     if (this.connection.isClosed()) throw new Error('the NATS connection is closed');
     await Promise.all(
       events.map((event) => {
         const header = headers();
         header.set('Content-Type', 'application/json');
         const options = { msgID: event.id, headers: header, timeout: this.timeoutMs };
-        return this.jetstream.publish(
-          `${this.subjectPrefix}.${event.type}`,
-          codec.encode(JSON.stringify(event)),
-          options,
-        );
+        return this.jetstream.publish(`${this.subjectPrefix}.${event.type}`, JSON.stringify(event), options);
       }),
     );
   }

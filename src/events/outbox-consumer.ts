@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { DataSource, LessThan, MoreThan } from 'typeorm';
 import type { Transactions } from '../database/transactions';
 import type { UnitOfWork } from '../database/unit-of-work';
@@ -69,7 +70,8 @@ const GAP_MS = 200;
 
 /**
  * Runs `step` one at a time: when woken (a commit, a retry due), at most every `GAP_MS`, and every
- * `IDLE_MS` for what other instances did. Polling alone would cost every request a share.
+ * `IDLE_MS` for what other instances did. Polling alone would cost every request a share. A step
+ * that fails (a database or NATS blink) is tried again at the next; `waits` is logged once per outage.
  */
 export class Ticker {
   private timer?: NodeJS.Timeout;
@@ -78,11 +80,15 @@ export class Ticker {
   private again = false;
   private lastRun = 0;
   private stopped = false;
+  private failing = false;
+  private readonly logger: Logger;
 
-  constructor(private readonly step: () => Promise<void>) {}
-
-  start(): void {
-    this.arm(0);
+  constructor(
+    private readonly step: () => Promise<void>,
+    context: string,
+    private readonly waits: string,
+  ) {
+    this.logger = new Logger(context);
   }
 
   wake(inMs = 0): void {
@@ -113,7 +119,15 @@ export class Ticker {
       return;
     }
     this.again = false;
-    this.running = this.step();
+    this.running = this.step().then(
+      () => {
+        this.failing = false;
+      },
+      (error: unknown) => {
+        if (!this.failing) this.logger.warn(`${this.waits}: ${(error as Error).message}`);
+        this.failing = true;
+      },
+    );
     await this.running;
     this.running = undefined;
     this.lastRun = Date.now();

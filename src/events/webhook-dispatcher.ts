@@ -9,24 +9,18 @@ import {
 import { InjectDataSource } from '@nestjs/typeorm';
 import { SpanStatusCode, trace } from '@opentelemetry/api';
 import { DataSource, In } from 'typeorm';
+import { durationsMs, EventsConfig } from '../config/app-config';
 import { Transactions } from '../database/transactions';
 import { UnitOfWork } from '../database/unit-of-work';
 import { Metrics } from '../observability/metrics';
-import { AddressPolicy } from './address-policy';
 import { EventEntity } from './event.entity';
-import { eventId, EventsService, matchesType } from './events.service';
+import { eventId, EVENTS_OPTIONS, EventsService, matchesType } from './events.service';
 import { consumeOutbox, OUTBOX_BATCH, skipOutbox, Ticker } from './outbox-consumer';
 import { DeliveryThread } from './delivery-thread';
 import { DeliveryAttempt, WebhookDeliveryEntity } from './webhook-delivery.entity';
 import { WebhookEndpointEntity } from './webhook-endpoint.entity';
-import { ADDRESS_POLICY, WebhookEndpointsService } from './webhook-endpoints.service';
+import { WebhookEndpointsService } from './webhook-endpoints.service';
 import { Attempt } from './webhook-sender';
-
-export interface DeliveryOptions {
-  retryScheduleMs: readonly number[];
-  concurrency: number;
-}
-export const DELIVERY_OPTIONS = Symbol('DELIVERY_OPTIONS');
 
 const ATTEMPT_TIMEOUT_MS = 15_000;
 /** Longer than an attempt can last: while it runs, no other instance takes the delivery. */
@@ -46,10 +40,10 @@ const CLOCK_SKEW_MS = 300_000;
 export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('Webhooks');
   private readonly tracer = trace.getTracer('petstore-webhooks');
-  private readonly ticker = new Ticker(() => this.tick());
+  private readonly ticker = new Ticker(() => this.tick(), 'Webhooks', 'webhook deliveries wait');
   private readonly inFlight = new Set<Promise<void>>();
   private readonly thread: DeliveryThread;
-  private failing = false;
+  private readonly retryScheduleMs: number[];
   private skipped = 0;
   private claiming?: Promise<void>;
   private stopping = false;
@@ -61,20 +55,20 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     @InjectDataSource() private readonly connection: DataSource,
     private readonly transactions: Transactions,
     private readonly endpoints: WebhookEndpointsService,
-    @Inject(ADDRESS_POLICY) policy: AddressPolicy,
-    @Inject(DELIVERY_OPTIONS) private readonly options: DeliveryOptions,
+    @Inject(EVENTS_OPTIONS) private readonly config: EventsConfig,
     events: EventsService,
     @Optional() private readonly metrics: Metrics = new Metrics(),
   ) {
     events.onCommitted(() => this.ticker.wake());
-    this.thread = new DeliveryThread(policy, ATTEMPT_TIMEOUT_MS);
+    this.thread = new DeliveryThread(config, ATTEMPT_TIMEOUT_MS);
+    this.retryScheduleMs = durationsMs(config.retrySchedule)!;
   }
 
   onApplicationBootstrap(): void {
     this.metrics.watchWebhooks(() =>
       this.connection.getRepository(WebhookDeliveryEntity).countBy({ status: 'pending' }),
     );
-    this.ticker.start();
+    this.ticker.wake();
   }
 
   /** No new attempt; those in flight end (each within its timeout) before the database closes. */
@@ -88,24 +82,15 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
 
   /** Until caught up: deliveries of new events, then as many due attempts as there is room for. */
   private async tick(): Promise<void> {
-    try {
-      if (!(await this.connection.getRepository(WebhookEndpointEntity).existsBy({ enabled: true }))) {
-        // An endpoint takes only events made after it: with none, older ones need no reading.
-        if (Date.now() - this.skipped > SKIP_EVERY_MS) {
-          await skipOutbox(this.connection, 'webhooks', Date.now() - CLOCK_SKEW_MS);
-          this.skipped = Date.now();
-        }
-      } else
-        while (
-          (await consumeOutbox(this.connection, this.transactions, 'webhooks', FAN_OUT)) === OUTBOX_BATCH
-        );
-      await this.sendDue();
-      this.failing = false;
-    } catch (error) {
-      // A database blink: the next tick tries again; one line per outage, not one per tick.
-      if (!this.failing) this.logger.warn(`webhook deliveries wait: ${(error as Error).message}`);
-      this.failing = true;
-    }
+    if (!(await this.connection.getRepository(WebhookEndpointEntity).existsBy({ enabled: true }))) {
+      // An endpoint takes only events made after it: with none, older ones need no reading.
+      if (Date.now() - this.skipped > SKIP_EVERY_MS) {
+        await skipOutbox(this.connection, 'webhooks', Date.now() - CLOCK_SKEW_MS);
+        this.skipped = Date.now();
+      }
+    } else
+      while ((await consumeOutbox(this.connection, this.transactions, 'webhooks', FAN_OUT)) === OUTBOX_BATCH);
+    await this.sendDue();
   }
 
   /** One claim at a time, so that the attempts in flight never exceed `concurrency`. */
@@ -114,7 +99,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
   }
 
   private async claim(): Promise<void> {
-    const room = this.options.concurrency - this.inFlight.size;
+    const room = this.config.concurrency - this.inFlight.size;
     if (room <= 0) return;
     const claimed = await claimDue(this.connection, room, Date.now());
     if (claimed.length === 0) return;
@@ -138,7 +123,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
         .finally(() => {
           this.inFlight.delete(attempt);
           // A full claim means more are due: take the next ones as half the room frees up.
-          if (backlog && !this.stopping && this.inFlight.size <= this.options.concurrency / 2)
+          if (backlog && !this.stopping && this.inFlight.size <= this.config.concurrency / 2)
             void this.sendDue().catch(() => undefined);
         });
       this.inFlight.add(attempt);
@@ -148,7 +133,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
   private async deliver(
     delivery: Claimed,
     endpoint: WebhookEndpointEntity,
-    event: Sent | undefined,
+    event?: EventEntity,
   ): Promise<void> {
     const started = Date.now();
     const result: Attempt = !endpoint.enabled
@@ -171,7 +156,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     await this.record(delivery, started, result, endpoint.enabled && event !== undefined);
   }
 
-  private attempt(endpoint: WebhookEndpointEntity, event: Sent, now: number): Promise<Attempt> {
+  private attempt(endpoint: WebhookEndpointEntity, event: EventEntity, now: number): Promise<Attempt> {
     const secrets = [endpoint.secret];
     if (endpoint.previousSecret && (endpoint.previousSecretExpiresAt ?? 0) > now)
       secrets.push(endpoint.previousSecret);
@@ -192,7 +177,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     const attempts = JSON.stringify(
       [...(JSON.parse(delivery.attempts) as DeliveryAttempt[]), attempt].slice(-KEPT_ATTEMPTS),
     );
-    const schedule = this.options.retryScheduleMs;
+    const schedule = this.retryScheduleMs;
     const gone = status === 410;
     const next =
       ok || gone || !retryable || tries > schedule.length
@@ -227,10 +212,8 @@ type Claimed = Pick<
   'id' | 'endpointId' | 'eventId' | 'tries' | 'attempts' | 'nextAttemptAt'
 >;
 
-type Sent = Pick<EventEntity, 'id' | 'type' | 'at' | 'data'>;
-
 /** Plain SQL: hydrating entities was a tenth of the delivery path's CPU on the API's thread (measured). */
-async function eventsById(connection: DataSource, ids: number[]): Promise<Sent[]> {
+async function eventsById(connection: DataSource, ids: number[]): Promise<EventEntity[]> {
   const rows: Array<{ id: string | number; type: string; at: string | number; data: string }> =
     await connection.query(
       `SELECT id, type, at, data FROM events WHERE id IN (${ids.map((_, i) => connection.driver.createParameter('', i)).join(', ')})`,

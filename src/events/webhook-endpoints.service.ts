@@ -10,11 +10,11 @@ import { UnitOfWork } from '../database/unit-of-work';
 import { AddressPolicy, checkEndpointUrl } from './address-policy';
 import { NewWebhookEndpointDto, WebhookEndpointPatchDto } from './dto/webhook-endpoint.dto';
 import { EVENTS_ERRORS } from './events.errors';
+import { EVENTS_OPTIONS } from './events.service';
 import { newSigningSecret } from './signature';
 import { DeliveryStatus, WebhookDeliveryEntity } from './webhook-delivery.entity';
 import { WebhookEndpointEntity } from './webhook-endpoint.entity';
 
-export const ADDRESS_POLICY = Symbol('ADDRESS_POLICY');
 export const DEFAULT_SECRET_GRACE_MS = 86_400_000;
 
 @Injectable()
@@ -25,7 +25,7 @@ export class WebhookEndpointsService {
     @InjectRepository(WebhookEndpointEntity) repository: Repository<WebhookEndpointEntity>,
     stores: ResourceStores,
     @InjectRepository(WebhookDeliveryEntity) private readonly deliveries: Repository<WebhookDeliveryEntity>,
-    @Inject(ADDRESS_POLICY) private readonly policy: AddressPolicy,
+    @Inject(EVENTS_OPTIONS) private readonly policy: AddressPolicy,
     private readonly transactions: Transactions,
   ) {
     this.endpoints = stores.of(repository, { mutable: true });
@@ -106,7 +106,6 @@ export class WebhookEndpointsService {
     );
   }
 
-  /** Newest first. */
   async deliveriesOf(
     id: number,
     query: { limit: number; cursor?: string; status?: DeliveryStatus },

@@ -44,10 +44,8 @@ export function send(
   if (refused)
     return Promise.resolve({ ok: false, error: `the address is ${refused}`, excerpt: '', durationMs: 0 });
   return new Promise((resolve) => {
-    let finished = false;
+    // The first outcome wins: a promise settles once.
     const finish = (attempt: Omit<Attempt, 'durationMs'>) => {
-      if (finished) return;
-      finished = true;
       clearTimeout(timer);
       resolve({ ...attempt, durationMs: Math.round(performance.now() - started) });
     };

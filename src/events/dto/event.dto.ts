@@ -3,7 +3,9 @@ import { Matches } from 'class-validator';
 import { DEFAULT_PAGE_SIZE, PageCursorParam, PageLimit } from '../../common/pagination/page-query';
 import { MAX_EXACT_INTEGER } from '../../common/validation/int64';
 import { Omittable } from '../../common/validation/presence';
-import { EVENT_ID_FORMAT, EVENT_TYPE_PATTERN } from '../events.service';
+import { EventEntity } from '../event.entity';
+import { publishedJson } from '../event-sink';
+import { EVENT_ID_FORMAT, EVENT_TYPE_PATTERN, eventId } from '../events.service';
 
 export const INT64 = { type: 'integer', format: 'int64', minimum: 1, maximum: MAX_EXACT_INTEGER } as const;
 export const TIME = { type: 'string', format: 'date-time', maxLength: 30 } as const;
@@ -62,6 +64,10 @@ export class EventDto {
     example: { id: 1, name: 'Rex', categoryId: 7, status: 'sold', version: 3, previousStatus: 'pending' },
   })
   data!: object;
+
+  static fromEntity({ id, type, at, data }: EventEntity): EventDto {
+    return JSON.parse(publishedJson(eventId(id), type, at, data)) as EventDto;
+  }
 }
 
 const TYPE_RULE = 'type must be an event type (pet.created), a pattern (pet.*) or *';

@@ -249,7 +249,6 @@ export class ListWebhookDeliveriesQueryDto extends ListWebhookEndpointsQueryDto 
   override limit: number = DEFAULT_PAGE_SIZE;
 
   /** Only deliveries in this state. */
-  @ApiProperty({ type: 'string', enum: STATUSES, required: false })
   @Omittable()
   @IsIn(STATUSES, { message: 'status must be pending, succeeded or failed' })
   status?: DeliveryStatus;
