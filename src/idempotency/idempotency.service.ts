@@ -61,12 +61,11 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
     clearTimeout(this.releaseTimer);
   }
 
-  async deleteExpired(now = Date.now()): Promise<number> {
+  private async deleteExpired(): Promise<void> {
     try {
-      return (await this.records.delete({ expiresAt: LessThanOrEqual(now) })).affected ?? 0;
+      await this.records.delete({ expiresAt: LessThanOrEqual(Date.now()) });
     } catch (error) {
       this.logger.warn(`could not delete expired idempotency keys: ${(error as Error).message}`);
-      return 0;
     }
   }
 
@@ -171,16 +170,14 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
 
   /** Only a record still in flight is deleted: one whose work committed stays. */
   async release(claimed: ClaimedKey): Promise<void> {
-    try {
-      await this.records.delete({ ...claimed, state: 'in_flight' });
-    } catch (error) {
+    await this.records.delete({ ...claimed, state: 'in_flight' }).catch((error: unknown) => {
       this.releaseLater(claimed);
       throw error;
-    }
+    });
   }
 
-  releaseLater(claimed: ClaimedKey, now = Date.now()): void {
-    this.unreleased.set(claimId(claimed), { claimed, since: now });
+  private releaseLater(claimed: ClaimedKey): void {
+    this.unreleased.set(claimId(claimed), { claimed, since: Date.now() });
     this.scheduleReleases();
   }
 
