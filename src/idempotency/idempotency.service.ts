@@ -21,11 +21,7 @@ export interface StoredResponse {
 }
 
 /** A key reserved by one request: `createdAt` tells its record from a later claim of the same key. */
-export interface ClaimedKey {
-  owner: string;
-  idempotencyKey: string;
-  createdAt: number;
-}
+export type ClaimedKey = Pick<IdempotencyRecordEntity, 'owner' | 'idempotencyKey' | 'createdAt'>;
 
 const claimId = ({ owner, createdAt, idempotencyKey }: ClaimedKey) =>
   `${owner} ${createdAt} ${idempotencyKey}`;
@@ -109,7 +105,7 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
           if (attempt === 2) throw insertError;
           continue; // deleted in between: try again
         }
-        const abandoned = claimId({ owner, idempotencyKey, createdAt: existing.createdAt });
+        const abandoned = claimId(existing);
         // Expired: a done key past its day, or a claim whose request stopped renewing it.
         const stale =
           existing.expiresAt <= now || (existing.state === 'in_flight' && this.unreleased.has(abandoned));
