@@ -72,13 +72,11 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
       // Each attempt its own time: a failed attempt's background release never matches the one that won.
       createdAt = createdAt === undefined ? now : Math.max(Date.now(), createdAt + 1);
       const claimed = { owner, idempotencyKey, createdAt };
-      try {
-        return await this.claimKey(claimed, requestHash, now);
-      } catch (error) {
+      return this.claimKey(claimed, requestHash, now).catch((error: unknown) => {
         // The INSERT may have committed although its answer was lost: that record must not block a retry.
         if (databaseOutageCause(error) !== undefined) this.releaseLater(claimed);
         throw error;
-      }
+      });
     });
   }
 
@@ -184,12 +182,9 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
 
   private async retryReleases(now = Date.now()): Promise<void> {
     for (const [id, { claimed, since }] of this.unreleased) {
-      if (now - since > IN_FLIGHT_LEASE_MS) {
-        this.unreleased.delete(id); // its lease has run out: any request takes it over now
-        continue;
-      }
       try {
-        await this.records.delete({ ...claimed, state: 'in_flight' });
+        // Once its lease has run out, any request takes it over: it need not be deleted.
+        if (now - since <= IN_FLIGHT_LEASE_MS) await this.records.delete({ ...claimed, state: 'in_flight' });
         this.unreleased.delete(id);
       } catch {
         break; // still away: all of them wait for the next round
