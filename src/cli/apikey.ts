@@ -47,7 +47,7 @@ function table(keys: ApiKeyEntity[]): string[] {
       String(k.id),
       k.name,
       k.prefix,
-      k.scopes === '*' ? '*' : k.scopes.replaceAll(' ', ','),
+      k.scopes.replaceAll(' ', ','),
       ...TIMES.map((time) => when(k[time])),
     ]),
   ];
