@@ -107,15 +107,12 @@ export class ApiKeyGuard implements CanActivate {
   scopeOf(context: ExecutionContext): string | null {
     const handler = context.getHandler();
     const controller = context.getClass();
-    let handlers = this.routes.get(controller);
-    if (handlers === undefined) {
-      handlers = new WeakMap();
-      this.routes.set(controller, handlers);
-    }
+    const handlers = this.routes.get(controller) ?? new WeakMap<object, string | null>();
     let scope = handlers.get(handler);
     if (scope === undefined) {
       scope = routeScope(controller, handler, this.reflector);
       handlers.set(handler, scope);
+      this.routes.set(controller, handlers);
     }
     return scope;
   }
