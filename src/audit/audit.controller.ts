@@ -5,7 +5,6 @@ import { ListOperation, Resource } from '../common/openapi/operations';
 import { setNextLink } from '../common/pagination/next-link';
 import { responseOf } from '../common/response-of';
 import { RequiredScope } from '../common/scopes';
-import { parseDateTime } from '../common/validation/date-time';
 import { AuditService } from './audit.service';
 import { AuditEventDto, ListAuditEventsQueryDto } from './dto/audit-event.dto';
 
@@ -15,8 +14,6 @@ const AUDIT: Resource = {
   noun: 'audit event',
   nouns: 'audit events',
 };
-
-const time = (value: string | undefined) => (value === undefined ? undefined : parseDateTime(value));
 
 @ApiResource(
   AUDIT.collection,
@@ -39,12 +36,8 @@ export class AuditController {
     @Query() query: ListAuditEventsQueryDto,
     @Res({ passthrough: true }) res: Response,
   ): Promise<AuditEventDto[]> {
-    const { limit, keyId, resource, since, until, cursor } = query;
-    const page = await this.audit.list(
-      { keyId, resource, since: time(since), until: time(until) },
-      limit,
-      cursor,
-    );
+    const { limit, keyId, resource, since, until } = query;
+    const page = await this.audit.list(query);
     setNextLink(res, AUDIT.collection, { limit, keyId, resource, since, until }, page.nextCursor);
     return responseOf(page.items, (events) => events.map((event) => AuditEventDto.fromEntity(event)));
   }

@@ -8,19 +8,12 @@ import type { AuditConfig } from '../config/app-config';
 import { Connections } from '../database/connections';
 import { DAY_MS, pruneBefore, pruneHourly } from '../database/retention';
 import { Page } from '../common/pagination/page';
+import { parseDateTime } from '../common/validation/date-time';
 import { requestIdOf } from '../http/request-log';
 import { AuditEventEntity } from './audit-event.entity';
+import { ListAuditEventsQueryDto } from './dto/audit-event.dto';
 
 export const AUDIT_OPTIONS = Symbol('AUDIT_OPTIONS');
-
-export interface AuditFilter {
-  keyId?: number;
-  resource?: string;
-  /** Epoch ms, inclusive. */
-  since?: number;
-  /** Epoch ms, exclusive. */
-  until?: number;
-}
 
 @Injectable()
 export class AuditService implements AuditLog, OnApplicationBootstrap, OnApplicationShutdown {
@@ -50,8 +43,10 @@ export class AuditService implements AuditLog, OnApplicationBootstrap, OnApplica
     };
   }
 
-  list(filter: AuditFilter, limit: number, cursor?: string): Promise<Page<AuditEventEntity>> {
-    const { keyId, resource, since, until } = filter;
+  /** `since` inclusive, `until` exclusive. */
+  list(query: ListAuditEventsQueryDto): Promise<Page<AuditEventEntity>> {
+    const { limit, cursor, keyId, resource } = query;
+    const [since, until] = [query.since, query.until].map((time) => (time ? parseDateTime(time) : undefined));
     const where = [
       ['keyId', keyId],
       ['resource', resource],

@@ -22,7 +22,7 @@ import {
 import { collectionScope, EVERY_SCOPE, REQUIRED_SCOPE } from '../common/scopes';
 import { AuthFailureReason, Metrics } from '../observability/metrics';
 import { ApiKeyStore, digest } from './api-key.store';
-import { ApiKeysService, holds, Refusal, VerifiedKey } from './api-keys.service';
+import { ApiKeysService, holds, Refusal } from './api-keys.service';
 import { callerOf, setCaller } from './caller';
 import { FAILED_AUTH_BUDGET, FailedAuthBudget, Refund } from './failed-auth-budget';
 import { IS_PUBLIC } from './public.decorator';
@@ -66,33 +66,27 @@ export class ApiKeyGuard implements CanActivate {
     const request = context.switchToHttp().getRequest<Request>();
     const header = request.headers.authorization;
     const token = header === undefined ? undefined : BEARER.exec(header)?.[1];
+    const operation = context.getHandler().name;
     let refusal: Refusal = 'unknown';
     let refund: Refund | undefined;
     if (token !== undefined) {
       const keyDigest = digest(token);
       const configuredOwner = this.configuredKeys.ownerOf(keyDigest);
       if (configuredOwner !== undefined) {
-        setCaller(request, {
-          owner: configuredOwner,
-          scopes: EVERY_SCOPE,
-          operation: context.getHandler().name,
-        });
+        setCaller(request, { owner: configuredOwner, scopes: EVERY_SCOPE, operation });
         return true;
       }
       const owner = keyDigest.toString('hex');
       if (!this.storedKeys.isKnown(owner)) refund = await this.reserve(request);
-      let verdict: VerifiedKey | Refusal;
-      try {
-        verdict = await this.storedKeys.verifyDigest(owner);
-      } catch (error) {
+      const verdict = await this.storedKeys.verifyDigest(owner).catch(async (error: unknown) => {
         // The lookup failed (the database is away): not a failure of the key.
         await refund?.();
         throw error;
-      }
+      });
       if (typeof verdict === 'object') {
         await refund?.();
         const { id: keyId, name: keyName, scopes } = verdict;
-        setCaller(request, { owner, keyId, keyName, scopes, operation: context.getHandler().name });
+        setCaller(request, { owner, keyId, keyName, scopes, operation });
         return true;
       }
       refusal = verdict;
@@ -110,19 +104,15 @@ export class ApiKeyGuard implements CanActivate {
     return new ApiException('unauthorized', message, undefined, { 'WWW-Authenticate': challenge });
   }
 
-  /** The scope of the request's route, null if public. */
   scopeOf(context: ExecutionContext): string | null {
     const handler = context.getHandler();
     const controller = context.getClass();
-    let handlers = this.routes.get(controller);
-    if (handlers === undefined) {
-      handlers = new WeakMap();
-      this.routes.set(controller, handlers);
-    }
+    const handlers = this.routes.get(controller) ?? new WeakMap<object, string | null>();
     let scope = handlers.get(handler);
     if (scope === undefined) {
       scope = routeScope(controller, handler, this.reflector);
       handlers.set(handler, scope);
+      this.routes.set(controller, handlers);
     }
     return scope;
   }

@@ -36,6 +36,7 @@ interface Output {
   err: (line: string) => void;
 }
 
+const TIMES = ['createdAt', 'expiresAt', 'lastUsedAt', 'revokedAt'] as const;
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 const when = (ms: number | null) => iso(ms) ?? '-';
 
@@ -46,8 +47,8 @@ function table(keys: ApiKeyEntity[]): string[] {
       String(k.id),
       k.name,
       k.prefix,
-      k.scopes === '*' ? '*' : k.scopes.replaceAll(' ', ','),
-      ...[k.createdAt, k.expiresAt, k.lastUsedAt, k.revokedAt].map(when),
+      k.scopes.replaceAll(' ', ','),
+      ...TIMES.map((time) => when(k[time])),
     ]),
   ];
   const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => [...row[column]].length)));
@@ -118,18 +119,13 @@ async function run(command: string, args: string[], keys: ApiKeysService, io: Ou
       if (positionals.length > 0) throw new UsageError('list takes no arguments');
       const all = await keys.list();
       if (values.json) {
-        const visible = all.map(
-          ({ id, name, prefix, scopes, createdAt, expiresAt, lastUsedAt, revokedAt }) => ({
-            id,
-            name,
-            prefix,
-            scopes: scopes.split(' '),
-            createdAt: iso(createdAt),
-            expiresAt: iso(expiresAt),
-            lastUsedAt: iso(lastUsedAt),
-            revokedAt: iso(revokedAt),
-          }),
-        );
+        const visible = all.map((k) => ({
+          id: k.id,
+          name: k.name,
+          prefix: k.prefix,
+          scopes: k.scopes.split(' '),
+          ...Object.fromEntries(TIMES.map((time) => [time, iso(k[time])])),
+        }));
         io.out(JSON.stringify(visible, null, 2));
       } else if (all.length === 0) {
         io.out('No API keys are stored.');

@@ -45,7 +45,6 @@ own in that database, dropped afterwards) and prints the SQL the entities would 
 Exit 0 when there is none, 1 when there is, 2 when it cannot tell. The database is the service's
 (DATABASE_PATH or DATABASE_URL, .env included).`;
 
-/** `npm run migration:check`: exit 0 when entities and migrations agree, 1 when not, 2 when it cannot tell. */
 async function main(args: string[]): Promise<number> {
   if (args.includes('--help') || args.includes('-h')) {
     console.log(USAGE);

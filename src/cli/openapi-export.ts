@@ -20,7 +20,6 @@ const USAGE = `usage: npm run openapi:export
 Builds, then writes the OpenAPI document the app serves (default configuration) to openapi.yaml
 and the error catalogue's table to docs/api.md.`;
 
-/** `npm run openapi:export`: the served document to openapi.yaml, the error catalogue to the docs' table. */
 async function exportOpenApi(args: string[]): Promise<void> {
   if (args.includes('--help') || args.includes('-h')) {
     console.log(USAGE);

@@ -2,8 +2,6 @@ import { Column, Entity, Index } from 'typeorm';
 import { int64AsNumber } from '../common/validation/int64';
 import { IdColumn } from '../database/dialect';
 
-export type IdempotencyState = 'in_flight' | 'done';
-
 /** The digest of the first request's body and, once done, the response to replay; times in epoch ms. */
 @Entity({ name: 'idempotency_keys' })
 @Index('uq_idempotency_owner_key', ['owner', 'idempotencyKey'], { unique: true })
@@ -22,7 +20,7 @@ export class IdempotencyRecordEntity {
   requestHash!: string;
 
   @Column({ type: 'varchar', length: 16 })
-  state!: IdempotencyState;
+  state!: 'in_flight' | 'done';
 
   @Column({ name: 'status_code', type: 'integer', nullable: true })
   statusCode!: number | null;

@@ -21,11 +21,7 @@ export interface StoredResponse {
 }
 
 /** A key reserved by one request: `createdAt` tells its record from a later claim of the same key. */
-export interface ClaimedKey {
-  owner: string;
-  idempotencyKey: string;
-  createdAt: number;
-}
+export type ClaimedKey = Pick<IdempotencyRecordEntity, 'owner' | 'idempotencyKey' | 'createdAt'>;
 
 const claimId = ({ owner, createdAt, idempotencyKey }: ClaimedKey) =>
   `${owner} ${createdAt} ${idempotencyKey}`;
@@ -61,12 +57,11 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
     clearTimeout(this.releaseTimer);
   }
 
-  async deleteExpired(now = Date.now()): Promise<number> {
+  private async deleteExpired(): Promise<void> {
     try {
-      return (await this.records.delete({ expiresAt: LessThanOrEqual(now) })).affected ?? 0;
+      await this.records.delete({ expiresAt: LessThanOrEqual(Date.now()) });
     } catch (error) {
       this.logger.warn(`could not delete expired idempotency keys: ${(error as Error).message}`);
-      return 0;
     }
   }
 
@@ -77,13 +72,11 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
       // Each attempt its own time: a failed attempt's background release never matches the one that won.
       createdAt = createdAt === undefined ? now : Math.max(Date.now(), createdAt + 1);
       const claimed = { owner, idempotencyKey, createdAt };
-      try {
-        return await this.claimKey(claimed, requestHash, now);
-      } catch (error) {
+      return this.claimKey(claimed, requestHash, now).catch((error: unknown) => {
         // The INSERT may have committed although its answer was lost: that record must not block a retry.
         if (databaseOutageCause(error) !== undefined) this.releaseLater(claimed);
         throw error;
-      }
+      });
     });
   }
 
@@ -110,7 +103,7 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
           if (attempt === 2) throw insertError;
           continue; // deleted in between: try again
         }
-        const abandoned = claimId({ owner, idempotencyKey, createdAt: existing.createdAt });
+        const abandoned = claimId(existing);
         // Expired: a done key past its day, or a claim whose request stopped renewing it.
         const stale =
           existing.expiresAt <= now || (existing.state === 'in_flight' && this.unreleased.has(abandoned));
@@ -171,16 +164,14 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
 
   /** Only a record still in flight is deleted: one whose work committed stays. */
   async release(claimed: ClaimedKey): Promise<void> {
-    try {
-      await this.records.delete({ ...claimed, state: 'in_flight' });
-    } catch (error) {
+    await this.records.delete({ ...claimed, state: 'in_flight' }).catch((error: unknown) => {
       this.releaseLater(claimed);
       throw error;
-    }
+    });
   }
 
-  releaseLater(claimed: ClaimedKey, now = Date.now()): void {
-    this.unreleased.set(claimId(claimed), { claimed, since: now });
+  private releaseLater(claimed: ClaimedKey): void {
+    this.unreleased.set(claimId(claimed), { claimed, since: Date.now() });
     this.scheduleReleases();
   }
 
@@ -191,12 +182,9 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
 
   private async retryReleases(now = Date.now()): Promise<void> {
     for (const [id, { claimed, since }] of this.unreleased) {
-      if (now - since > IN_FLIGHT_LEASE_MS) {
-        this.unreleased.delete(id); // its lease has run out: any request takes it over now
-        continue;
-      }
       try {
-        await this.records.delete({ ...claimed, state: 'in_flight' });
+        // Once its lease has run out, any request takes it over: it need not be deleted.
+        if (now - since <= IN_FLIGHT_LEASE_MS) await this.records.delete({ ...claimed, state: 'in_flight' });
         this.unreleased.delete(id);
       } catch {
         break; // still away: all of them wait for the next round

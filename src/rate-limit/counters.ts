@@ -31,14 +31,8 @@ function hit(
   };
 }
 
-interface Window {
-  hits: number;
-  endsAt: number;
-  blockedUntil: number;
-}
-
 export class MemoryCounters implements Counters {
-  private readonly windows: LRUCache<string, Window>;
+  private readonly windows: LRUCache<string, { hits: number; endsAt: number; blockedUntil: number }>;
 
   constructor(
     maxKeys = 100_000,
@@ -129,23 +123,13 @@ export class ResilientCounters implements Counters, OnModuleDestroy {
     await this.shared.close?.();
   }
 
-  increment(key: string, ttl: number, limit: number, blockDuration: number, name: string): Promise<Hit> {
-    return this.run(async (counters) => {
-      const counted = await counters.increment(key, ttl, limit, blockDuration, name);
-      if (counters === this.local) return counted;
-      // Back to the shared store even if it is found down by now: this instance never counted it.
-      const refund = () => this.answered(counted.refund()).catch((error) => this.fail(error));
-      return { ...counted, refund };
-    });
-  }
-
-  private async run<T>(call: (counters: Counters) => Promise<T>): Promise<T> {
+  async increment(...args: Parameters<Counters['increment']>): Promise<Hit> {
     const now = this.now();
     if (this.downSince !== undefined && now - this.lastAttempt < SHARED_STORE_RETRY_MS)
-      return call(this.local);
+      return this.local.increment(...args);
     this.lastAttempt = now;
     try {
-      const result = await this.answered(call(this.shared));
+      const counted = await this.answered(this.shared.increment(...args));
       if (this.downSince !== undefined) {
         const seconds = Math.round((this.now() - this.downSince) / 1000);
         this.logger.log(
@@ -154,10 +138,12 @@ export class ResilientCounters implements Counters, OnModuleDestroy {
         );
         this.downSince = undefined;
       }
-      return result;
+      // Back to the shared store even if it is found down by now: this instance never counted it.
+      const refund = () => this.answered(counted.refund()).catch((error) => this.fail(error));
+      return { ...counted, refund };
     } catch (error) {
       this.fail(error);
-      return call(this.local);
+      return this.local.increment(...args);
     }
   }
 

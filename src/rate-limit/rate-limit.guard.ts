@@ -19,22 +19,14 @@ export class RateLimitGuard extends ThrottlerGuard {
     return Promise.resolve(Boolean(this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)));
   }
 
-  protected override getTracker(req: Record<string, unknown>): Promise<string> {
-    const request = req as unknown as Request;
-    const owner = callerOf(request)?.owner;
-    return Promise.resolve(owner ? `key:${owner}` : `ip:${request.ip ?? 'unknown'}`);
-  }
-
-  protected override generateKey(_context: ExecutionContext, tracker: string, throttlerName: string): string {
-    return `petstore:ratelimit:${throttlerName}:${tracker}`;
-  }
-
   protected override async handleRequest(props: ThrottlerRequest): Promise<boolean> {
-    const { context, limit, ttl, throttler, blockDuration, getTracker, generateKey } = props;
+    const { context, limit, ttl, throttler, blockDuration } = props;
     const request = context.switchToHttp().getRequest<Request>();
     const response = context.switchToHttp().getResponse<Response>();
     const name = throttler.name ?? RATE_LIMIT_POLICY;
-    const key = generateKey(context, await getTracker(request, context), name);
+    const owner = callerOf(request)?.owner;
+    const tracker = owner ? `key:${owner}` : `ip:${request.ip ?? 'unknown'}`;
+    const key = `petstore:ratelimit:${name}:${tracker}`;
     const record = await this.storageService.increment(key, ttl, limit, blockDuration, name);
     const windowSeconds = Math.round(ttl / 1000);
     const reset = record.isBlocked ? record.timeToBlockExpire : record.timeToExpire;

@@ -24,12 +24,10 @@ async function redisCounters(url: string, logger: PinoNestLogger): Promise<Count
     retryStrategy: (attempt: number) => Math.min(attempt * 100, 1000),
   });
   redis.on('error', () => undefined); // ResilientCounters reports a failed count
-  const connected = await once(redis, 'ready', { signal: AbortSignal.timeout(REDIS_CONNECT_WAIT_MS) }).then(
-    () => true,
-    () => false,
-  );
   const counters = new ResilientCounters(new RedisCounters(redis), logger);
-  if (!connected) counters.markDown(`Redis at REDIS_URL did not answer within ${REDIS_CONNECT_WAIT_MS} ms`);
+  await once(redis, 'ready', { signal: AbortSignal.timeout(REDIS_CONNECT_WAIT_MS) }).catch(() =>
+    counters.markDown(`Redis at REDIS_URL did not answer within ${REDIS_CONNECT_WAIT_MS} ms`),
+  );
   return counters;
 }
 
