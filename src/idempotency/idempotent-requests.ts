@@ -41,7 +41,7 @@ export class IdempotentRequests {
     @Optional() private readonly metrics: Metrics = new Metrics(),
   ) {}
 
-  /** `record` stores the answer in the effect's transaction: the key is "done" exactly when it commits. */
+  /** `record` stores the answer in the operation's transaction: the key is "done" exactly when it commits. */
   async run<T>(
     request: Request,
     response: Response,
@@ -74,11 +74,8 @@ export class IdempotentRequests {
       if (claim.response.location) response.location(claim.response.location);
       return claim.response.body as T;
     }
-    let recorded = false;
-    const record: RecordResponse = async (work, stored) => {
-      await this.idempotency.complete(claim.claimed, stored, work.manager);
-      recorded = true;
-    };
+    const record: RecordResponse = (work, stored) =>
+      this.idempotency.complete(claim.claimed, stored, work.manager);
     // A failed renewal is retried at the next tick; a claim lost meanwhile fails `complete`.
     const renewal = setInterval(
       () => void this.idempotency.renew(claim.claimed).catch(() => undefined),
@@ -99,18 +96,6 @@ export class IdempotentRequests {
           );
         throw error;
       });
-    if (recorded) return body;
-    const location = response.getHeader('location');
-    // A 500 would invite a retry creating the row twice; the key stays in flight until its lease ends.
-    await this.idempotency
-      .complete(claim.claimed, {
-        statusCode: response.statusCode, // set by Nest before the handler runs
-        body,
-        location: typeof location === 'string' ? location : null,
-      })
-      .catch((completeError: unknown) =>
-        this.warn(request, 'could not store the response of an Idempotency-Key request', completeError),
-      );
     return body;
   }
 
