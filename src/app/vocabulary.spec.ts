@@ -59,9 +59,11 @@ describe('vocabularyOf', () => {
 
     expect(unknownScope(vocabulary, ['pets:read', 'pets:write', ...SERVICE_SCOPES])).toBeUndefined();
     expect(unknownScope(vocabulary, ['pets:read', 'pets:manage', 'foo:read'])).toBe('pets:manage');
-    expect(Object.fromEntries(vocabulary.eventTypes)).toEqual({
+    // A generated module adds its own: only pets' are known here.
+    expect(Object.fromEntries(vocabulary.eventTypes)).toMatchObject({
       'pet.created': 'pets:read',
       'pet.updated': 'pets:read',
     });
+    expect(vocabulary.eventTypes.has('pet.deleted')).toBe(false);
   });
 });
