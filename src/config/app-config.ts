@@ -17,31 +17,16 @@ import {
 } from './environment.rules';
 
 const SQLITE_SYNCHRONOUS_MODES = ['FULL', 'NORMAL'] as const;
-export type SqliteSynchronous = (typeof SQLITE_SYNCHRONOUS_MODES)[number];
+type SqliteSynchronous = (typeof SQLITE_SYNCHRONOUS_MODES)[number];
 
-export const NODE_ENVS = ['development', 'production', 'test'] as const;
-export type NodeEnv = (typeof NODE_ENVS)[number];
+const NODE_ENVS = ['development', 'production', 'test'] as const;
+type NodeEnv = (typeof NODE_ENVS)[number];
 
-export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /** Express's `trust proxy`: off, on, a number of hops, or the trusted addresses. */
-export type TrustProxy = boolean | number | string[];
-
-/** Read once from the environment at start (docs/configuration.md); only this folder reads `process.env`. */
-export interface AppConfig {
-  readonly nodeEnv: NodeEnv;
-  readonly http: Readonly<HttpConfig>;
-  readonly shutdown: Readonly<ShutdownConfig>;
-  readonly database: Readonly<DatabaseConfig>;
-  readonly rateLimit: Readonly<RateLimitConfig>;
-  readonly auth: Readonly<AuthConfig>;
-  readonly audit: Readonly<AuditConfig>;
-  readonly events: Readonly<EventsConfig>;
-  readonly docs: Readonly<DocsConfig>;
-  readonly log: Readonly<LogConfig>;
-  readonly metrics: Readonly<MetricsConfig>;
-}
+type TrustProxy = boolean | number | string[];
 
 export class ConfigError extends Error {
   constructor(readonly problems: readonly string[]) {
@@ -159,7 +144,7 @@ export class EventsConfig {
   @Variable('WEBHOOK_CONCURRENCY') @Integer(1, 1000) concurrency = 64;
 }
 
-export class DocsConfig {
+class DocsConfig {
   @Variable('SWAGGER_ENABLED') @Flag() swaggerEnabled = true;
   @Variable('PRODUCTION_BASE_URL')
   @Transform(withoutTrailingSlashes)
@@ -171,7 +156,7 @@ export class DocsConfig {
   stagingBaseUrl = 'https://staging-api.petstore.example.com/v1';
 }
 
-export class LogConfig {
+class LogConfig {
   @Variable('LOG_LEVEL') @OneOf(LOG_LEVELS, { ignoreCase: true }) level: LogLevel = 'info';
 }
 
@@ -196,6 +181,11 @@ const SLICES = {
   metrics: MetricsConfig,
 };
 type Slices = { [name in keyof typeof SLICES]: InstanceType<(typeof SLICES)[name]> };
+
+/** Read once from the environment at start (docs/configuration.md); only this folder reads `process.env`. */
+export type AppConfig = { readonly nodeEnv: NodeEnv } & {
+  readonly [name in Exclude<keyof Slices, 'node' | 'postgres'>]: Readonly<Slices[name]>;
+};
 
 type Setting = string | number | boolean | readonly string[] | null;
 /** Every variable, with its default (null or undefined: unset). */
@@ -299,13 +289,11 @@ function apiKeysProblem(keys: string[]): string | undefined {
   return `entry ${wrong + 1} is not a valid key: use at least ${MIN_API_KEY_LENGTH} characters of A-Z a-z 0-9 - . _ ~ + /`;
 }
 
-/** An origin as browsers send it: scheme, host and port, nothing else. */
-function isOrigin(entry: string): boolean {
-  return isUrlOf(entry, 'http:', 'https:') && `${new URL(entry).origin}/` === new URL(entry).href;
-}
-
+/** Each an origin as browsers send it: scheme, host and port, nothing else. */
 function corsOriginsProblem(origins: string[]): string | undefined {
-  const wrong = origins.findIndex((origin) => !isOrigin(origin));
+  const wrong = origins.findIndex(
+    (origin) => !isUrlOf(origin, 'http:', 'https:') || `${new URL(origin).origin}/` !== new URL(origin).href,
+  );
   if (wrong === -1) return undefined;
   return `entry ${wrong + 1} must be an origin such as https://app.example.com ${got(origins[wrong])}`;
 }
