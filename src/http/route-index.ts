@@ -10,26 +10,13 @@ interface ExpressApp {
   router?: { stack: { route?: { path: unknown; methods: Record<string, boolean> } }[] };
 }
 
-interface IndexedRoute {
-  matches: MatchFunction<object>;
-  methods: string[];
-}
-
 /** Read from Express lazily, once its routes exist; matched as strictly as the router matches. */
 export class RouteIndex {
-  private routes: IndexedRoute[] | undefined;
+  private routes: { matches: MatchFunction<object>; methods: string[] }[] | undefined;
 
   constructor(private readonly app: unknown) {}
 
   allowedMethods(path: string): string[] {
-    const allowed = new Set<string>();
-    for (const route of this.index())
-      if (route.matches(path)) route.methods.forEach((method) => allowed.add(method));
-    if (allowed.has('GET')) allowed.add('HEAD');
-    return [...allowed].sort();
-  }
-
-  private index(): IndexedRoute[] {
     this.routes ??= ((this.app as ExpressApp).router?.stack ?? []).flatMap(({ route }) =>
       route && typeof route.path === 'string' && !isMiddlewareRoute(route.methods)
         ? {
@@ -40,6 +27,10 @@ export class RouteIndex {
           }
         : [],
     );
-    return this.routes;
+    const allowed = new Set<string>();
+    for (const route of this.routes)
+      if (route.matches(path)) route.methods.forEach((method) => allowed.add(method));
+    if (allowed.has('GET')) allowed.add('HEAD');
+    return [...allowed].sort();
   }
 }
