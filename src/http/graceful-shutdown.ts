@@ -4,7 +4,6 @@ import { INestApplication, Logger } from '@nestjs/common';
 import type { ShutdownConfig } from '../config/app-config';
 import { Lifecycle } from './lifecycle';
 
-const SIGNALS: NodeJS.Signals[] = ['SIGTERM', 'SIGINT'];
 const DRAIN_POLL_MS = 100;
 
 type HttpSocket = Socket & { _httpMessage?: ServerResponse | null };
@@ -14,7 +13,6 @@ export function enableGracefulShutdown(app: INestApplication, times: Readonly<Sh
   const logger = new Logger('Shutdown');
   const server = app.getHttpServer() as Server;
   const connections = new Set<HttpSocket>();
-  let draining = false;
 
   server.on('connection', (socket: HttpSocket) => {
     connections.add(socket);
@@ -22,32 +20,15 @@ export function enableGracefulShutdown(app: INestApplication, times: Readonly<Sh
   });
 
   const inFlight = (): ServerResponse[] =>
-    [...connections].flatMap((socket) => {
-      const res = socket._httpMessage;
-      return res && !res.writableEnded ? [res] : [];
-    });
-
-  const close = (cutOff: () => boolean): void => {
-    server.closeIdleConnections();
-    app.close().then(
-      () => {
-        logger.log('Shut down: connections and database closed');
-        process.exit(cutOff() ? 1 : 0);
-      },
-      (error: unknown) => {
-        logger.error(`Shutdown failed: ${error instanceof Error ? error.message : String(error)}`);
-        process.exit(1);
-      },
-    );
-  };
+    [...connections].flatMap(({ _httpMessage: res }) => (res && !res.writableEnded ? [res] : []));
 
   const shutDown = (signal: NodeJS.Signals): void => {
-    if (draining) {
+    const lifecycle = app.get(Lifecycle);
+    if (lifecycle.draining) {
       logger.warn(`${signal} received again: exiting now`);
       process.exit(1);
     }
-    draining = true;
-    app.get(Lifecycle).draining = true;
+    lifecycle.draining = true;
     server.prependListener('request', (_req, res: ServerResponse) => res.setHeader('Connection', 'close'));
     const running = inFlight();
     for (const res of running) if (!res.headersSent) res.setHeader('Connection', 'close');
@@ -68,8 +49,18 @@ export function enableGracefulShutdown(app: INestApplication, times: Readonly<Sh
     const drained = setInterval(() => {
       if (connections.size > 0 && Date.now() - started < times.drainMs) return;
       clearInterval(drained);
-      close(() => cutOff);
+      server.closeIdleConnections();
+      app.close().then(
+        () => {
+          logger.log('Shut down: connections and database closed');
+          process.exit(cutOff ? 1 : 0);
+        },
+        (error: unknown) => {
+          logger.error(`Shutdown failed: ${error instanceof Error ? error.message : String(error)}`);
+          process.exit(1);
+        },
+      );
     }, DRAIN_POLL_MS);
   };
-  for (const signal of SIGNALS) process.on(signal, shutDown);
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, shutDown);
 }
