@@ -49,7 +49,13 @@ export class AllExceptionsFilter implements ExceptionFilter {
 
   private toApiException(exception: unknown, request: Request): ApiException {
     if (exception instanceof ApiException) return exception;
-    if (exception instanceof NotFoundException) return this.noSuchRoute(request);
+    if (exception instanceof NotFoundException) {
+      this.routeIndex ??= new RouteIndex(this.adapterHost.httpAdapter.getInstance());
+      const allowed = this.routeIndex.allowedMethods(request.path).join(', ');
+      if (allowed === '') return new ApiException('not_found');
+      const message = `${request.method} is not allowed here; allowed: ${allowed}.`;
+      return new ApiException('method_not_allowed', message, undefined, { Allow: allowed });
+    }
     if (exception instanceof HttpException) return new ApiException(codeForStatus(exception.getStatus()));
     const translated = this.translate(exception);
     if (translated) return translated;
@@ -62,17 +68,5 @@ export class AllExceptionsFilter implements ExceptionFilter {
       `Unexpected error on ${request.method} ${(request.route as { path?: string } | undefined)?.path ?? 'unmatched path'}`,
     );
     return new ApiException('internal_error');
-  }
-
-  private noSuchRoute(request: Request): ApiException {
-    this.routeIndex ??= new RouteIndex(this.adapterHost.httpAdapter.getInstance());
-    const allowed = this.routeIndex.allowedMethods(request.path);
-    if (allowed.length === 0) return new ApiException('not_found');
-    return new ApiException(
-      'method_not_allowed',
-      `${request.method} is not allowed here; allowed: ${allowed.join(', ')}.`,
-      undefined,
-      { Allow: allowed.join(', ') },
-    );
   }
 }
