@@ -7,7 +7,7 @@ import { MetricsConfig } from '../config/app-config';
 import { Metrics, PoolStats } from './metrics';
 import { shutdownTracing } from './tracing-state';
 
-export const METRICS_PATH = '/metrics';
+const METRICS_PATH = '/metrics';
 
 /** Metrics get their own listener, never the API's port; it also flushes buffered spans at shutdown. */
 export class MetricsListener implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -29,7 +29,16 @@ export class MetricsListener implements OnModuleInit, OnApplicationBootstrap, Be
   onModuleInit(): void {
     if (!this.metrics.enabled) return;
     const dataSource = this.moduleRef.get(DataSource, { strict: false });
-    countQueryErrors(dataSource, this.metrics);
+    // Query errors are counted through TypeORM's logger, which every driver tells of each failure.
+    const logger = dataSource.logger;
+    (dataSource as { logger: TypeOrmLogger }).logger = Object.create(logger, {
+      logQueryError: {
+        value: (...args: Parameters<TypeOrmLogger['logQueryError']>): void => {
+          this.metrics.queryError();
+          logger.logQueryError(...args);
+        },
+      },
+    }) as TypeOrmLogger;
     const { options, driver } = dataSource;
     if (options.type !== 'postgres') return this.metrics.watchDatabase('sqlite');
     this.metrics.watchDatabase('postgresql', (driver as unknown as { master: PoolStats }).master);
@@ -66,18 +75,4 @@ export class MetricsListener implements OnModuleInit, OnApplicationBootstrap, Be
     }
     await shutdownTracing();
   }
-}
-
-/** Through TypeORM's logger, which every driver tells of each failure. */
-function countQueryErrors(dataSource: DataSource, metrics: Metrics): void {
-  const original = dataSource.logger;
-  const counting = Object.create(original, {
-    logQueryError: {
-      value: (...args: Parameters<TypeOrmLogger['logQueryError']>): void => {
-        metrics.queryError();
-        original.logQueryError(...args);
-      },
-    },
-  }) as TypeOrmLogger;
-  (dataSource as { logger: TypeOrmLogger }).logger = counting;
 }

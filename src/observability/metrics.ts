@@ -15,9 +15,7 @@ export const UNMATCHED_ROUTE = 'unmatched';
 
 /** The no-op that runs with metrics off. */
 export class Metrics {
-  get enabled(): boolean {
-    return false;
-  }
+  readonly enabled: boolean = false;
   requestStarted(): void {}
   requestEnded(_method: string, _route: string, _statusCode: number, _seconds: number): void {}
   authFailure(_reason: AuthFailureReason): void {}

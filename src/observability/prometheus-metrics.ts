@@ -27,6 +27,7 @@ function packageVersion(): string {
 }
 
 export class PrometheusMetrics extends Metrics {
+  override readonly enabled = true;
   readonly registry = new Registry();
   private readonly registers = [this.registry];
   private readonly duration = new Histogram({
@@ -122,10 +123,6 @@ export class PrometheusMetrics extends Metrics {
     return counter;
   }
 
-  override get enabled(): boolean {
-    return true;
-  }
-
   override watchDatabase(system: string, pool?: PoolStats): void {
     this.databaseSystem = system;
     this.queryErrors.labels(system).inc(0);
@@ -144,10 +141,7 @@ export class PrometheusMetrics extends Metrics {
       name: 'db_client_connections_max',
       help: 'Most PostgreSQL connections this instance may open (DB_POOL_SIZE).',
       registers: this.registers,
-      collect() {
-        this.set(pool.options.max);
-      },
-    });
+    }).set(pool.options.max);
     new Gauge({
       name: 'db_client_connections_pending_requests',
       help: 'Queries waiting for a free PostgreSQL connection.',
