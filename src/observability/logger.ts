@@ -12,7 +12,6 @@ export function createRootLogger(
     redact: { paths: REDACT_PATHS, censor: REDACTED },
   };
   if (destination === undefined && config.nodeEnv !== 'production') {
-    // Loaded only outside production, where it is used.
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const pretty = require('pino-pretty') as typeof import('pino-pretty');
     return pino(

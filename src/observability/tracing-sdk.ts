@@ -13,7 +13,7 @@ import { REDACTED, redactUrl } from './redact';
 import { SqliteInstrumentation } from './sqlite-instrumentation';
 import { registerTracing, SERVER_SPAN_IDS, TraceIds } from './tracing-state';
 
-export const DEFAULT_SERVICE_NAME = 'petstore-api';
+const DEFAULT_SERVICE_NAME = 'petstore-api';
 
 function idsOf(span: Span | undefined): TraceIds | undefined {
   if (!span) return undefined;
