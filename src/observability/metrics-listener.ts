@@ -2,9 +2,10 @@ import { createServer, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { BeforeApplicationShutdown, OnApplicationBootstrap, OnModuleInit } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
+import type { Pool } from 'pg';
 import { DataSource, Logger as TypeOrmLogger } from 'typeorm';
 import { MetricsConfig } from '../config/app-config';
-import { Metrics, PoolStats } from './metrics';
+import { Metrics } from './metrics';
 import { shutdownTracing } from './tracing-state';
 
 const METRICS_PATH = '/metrics';
@@ -41,7 +42,7 @@ export class MetricsListener implements OnModuleInit, OnApplicationBootstrap, Be
     }) as TypeOrmLogger;
     const { options, driver } = dataSource;
     if (options.type !== 'postgres') return this.metrics.watchDatabase('sqlite');
-    this.metrics.watchDatabase('postgresql', (driver as unknown as { master: PoolStats }).master);
+    this.metrics.watchDatabase('postgresql', (driver as unknown as { master: Pool }).master);
   }
 
   async onApplicationBootstrap(): Promise<void> {

@@ -1,15 +1,9 @@
+import type { Pool } from 'pg';
+
 export type AuthFailureReason = 'missing' | 'invalid' | 'revoked' | 'expired' | 'insufficient_scope';
 export type RateLimitKind = 'per_key' | 'auth_failures';
 export type IdempotencyConflictReason = 'in_flight' | 'body_mismatch';
 export type ReadCacheKind = 'row' | 'page';
-
-/** node-postgres's pool, whose counts are live getters. */
-export interface PoolStats {
-  readonly totalCount: number;
-  readonly idleCount: number;
-  readonly waitingCount: number;
-  readonly options: { max: number };
-}
 
 export const UNMATCHED_ROUTE = 'unmatched';
 
@@ -24,7 +18,7 @@ export class Metrics {
   idempotencyConflict(_reason: IdempotencyConflictReason): void {}
   readCache(_kind: ReadCacheKind, _hit: boolean): void {}
   queryError(): void {}
-  watchDatabase(_system: string, _pool?: PoolStats): void {}
+  watchDatabase(_system: string, _pool?: Pool): void {}
   webhookAttempt(_ok: boolean, _seconds: number): void {}
   webhookDelivered(_secondsSinceCommit: number): void {}
   watchWebhooks(_backlog: () => Promise<number>): void {}

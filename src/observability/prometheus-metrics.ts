@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Pool } from 'pg';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import {
   AuthFailureReason,
   IdempotencyConflictReason,
   Metrics,
-  PoolStats,
   RateLimitKind,
   ReadCacheKind,
 } from './metrics';
@@ -123,7 +123,7 @@ export class PrometheusMetrics extends Metrics {
     return counter;
   }
 
-  override watchDatabase(system: string, pool?: PoolStats): void {
+  override watchDatabase(system: string, pool?: Pool): void {
     this.databaseSystem = system;
     this.queryErrors.labels(system).inc(0);
     if (!pool) return;
