@@ -17,8 +17,7 @@ export const REDACT_PATHS = [
 ];
 
 /** The stored-key format (`pet_` and base64url), also cut short. */
-const STORED_KEY = 'pet_[A-Za-z0-9_-]{16,}';
-let keyShaped = new RegExp(STORED_KEY);
+let keyShaped = /pet_[A-Za-z0-9_-]{16,}/;
 
 /** The `API_KEYS` entries, kept for the process's life: a key, once configured, stays a secret. */
 export function protectSecrets(values: readonly string[]): void {

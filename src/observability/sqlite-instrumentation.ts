@@ -1,7 +1,6 @@
 import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import {
   InstrumentationBase,
-  InstrumentationConfig,
   InstrumentationNodeModuleDefinition,
   isWrapped,
 } from '@opentelemetry/instrumentation';
@@ -20,8 +19,8 @@ interface BetterSqlite3Module {
 export class SqliteInstrumentation extends InstrumentationBase {
   private statements?: Statements;
 
-  constructor(config: InstrumentationConfig = {}) {
-    super('petstore-sqlite', '1.0.0', config);
+  constructor() {
+    super('petstore-sqlite', '1.0.0', {});
   }
 
   protected init(): InstrumentationNodeModuleDefinition {

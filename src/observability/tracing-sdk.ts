@@ -43,7 +43,7 @@ function exporterFor(env: Record<string, string | undefined>, protocol: string):
 }
 
 /** Traces only: metrics are Prometheus's, and log lines on stdout carry trace_id and span_id. */
-export function startTracingSdk(env: Record<string, string | undefined>): NodeSDK {
+export function startTracingSdk(env: Record<string, string | undefined>): void {
   const protocol =
     env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL || env.OTEL_EXPORTER_OTLP_PROTOCOL || 'http/protobuf';
   const exporter = exporterFor(env, protocol);
@@ -92,5 +92,4 @@ export function startTracingSdk(env: Record<string, string | undefined>): NodeSD
       ? `exporter ${env.OTEL_TRACES_EXPORTER}${endpoint ? ` (${protocol} to ${endpoint})` : ''}`
       : `OTLP ${protocol} to ${endpoint}`,
   });
-  return sdk;
 }

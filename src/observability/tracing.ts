@@ -14,13 +14,12 @@ export function tracingRequested(env: Record<string, string | undefined>): boole
 let started = false;
 
 export function startTracing(env: Record<string, string | undefined> = process.env): boolean {
-  if (started) return true;
-  if (!tracingRequested(env)) return false;
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { startTracingSdk } = require('./tracing-sdk') as typeof import('./tracing-sdk');
-  startTracingSdk(env);
-  started = true;
-  return true;
+  if (!started && tracingRequested(env)) {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    (require('./tracing-sdk') as typeof import('./tracing-sdk')).startTracingSdk(env);
+    started = true;
+  }
+  return started;
 }
 
 // The same `.env` the configuration reads (variables already set win), so OTEL_* may live there.
