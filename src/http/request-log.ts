@@ -1,18 +1,14 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Level, Logger } from 'pino';
+import { REQUEST_ID_HEADER } from '../common/openapi/headers';
 import { serverSpanIdsOf } from '../observability/tracing-state';
 import { isMiddlewareRoute } from './route-index';
 import { redactUrl } from '../observability/redact';
 import { requestIdFor } from './request-id';
 
-const REQUEST_ID = Symbol('requestId');
-
-interface WithRequestId {
-  [REQUEST_ID]?: string;
-}
-
+/** As the answer carries it: the request log sets it before anything else runs. */
 export function requestIdOf(req: object): string | undefined {
-  return (req as WithRequestId)[REQUEST_ID];
+  return (req as Request).res?.getHeader(REQUEST_ID_HEADER) as string | undefined;
 }
 
 export function routeOf(req: Request): string | undefined {
@@ -33,7 +29,6 @@ export function requestLog(root: Logger): RequestHandler {
   const lines = root.child({}, { redact: [] });
   return (req: Request, res: Response, next: NextFunction) => {
     const reqId = requestIdFor(req, res);
-    (req as WithRequestId)[REQUEST_ID] = reqId;
     const started = Date.now();
     // Read now: once the connection is gone, neither Express nor the socket knows it.
     const ip = req.ip ?? req.socket.remoteAddress;
