@@ -1,15 +1,10 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import type { HttpConfig } from '../config/app-config';
 
 const SLICE_BYTES = 1024;
 /** Unparsed bytes one connection may have waiting: past this it is a flood, and is closed. */
 const MAX_WAITING_BYTES = 256 * 1024;
-
-export interface ConnectionLimits {
-  maxPipelined: number;
-  idleTimeoutMs: number;
-  checkEveryMs: number;
-}
 
 class Held {
   inProgress = 0;
@@ -27,7 +22,10 @@ class Held {
 const pausedByNode = (socket: Socket) => (socket as Socket & { _paused?: boolean })._paused === true;
 
 /** Node parses a whole 64 KiB read at once (a thousand pipelined requests): held past `maxPipelined`. */
-export function limitConnections(server: Server, limits: ConnectionLimits): void {
+export function limitConnections(
+  server: Server,
+  limits: Pick<HttpConfig, 'maxPipelined' | 'idleTimeoutMs'> & { checkEveryMs: number },
+): void {
   // Not a property of the socket: one added to Node's sockets makes every access to them slower.
   const connections = new Map<Socket, Held>();
 
