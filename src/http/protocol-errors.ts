@@ -5,7 +5,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { ApiException } from '../common/errors/api-exception';
 import { ERROR_CODES, ErrorCode } from '../common/errors/error-codes';
 import { REQUEST_ID_HEADER } from '../common/openapi/headers';
-import { requestIdFor } from './request-id';
+import { requestIdFor } from './request-log';
 import { API_SECURITY_HEADERS } from './security-headers';
 import { JSON_CONTENT_TYPE } from './express-server.adapter';
 

@@ -1,10 +1,19 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Level, Logger } from 'pino';
-import { REQUEST_ID_HEADER } from '../common/openapi/headers';
+import { REQUEST_ID_FORMAT, REQUEST_ID_HEADER } from '../common/openapi/headers';
 import { serverSpanIdsOf } from '../observability/tracing-state';
 import { isMiddlewareRoute } from './route-index';
 import { redactUrl } from '../observability/redact';
-import { requestIdFor } from './request-id';
+
+/** Set on the response at once, so every answer carries it, errors included. */
+export function requestIdFor(req: IncomingMessage, res: ServerResponse): string {
+  const incoming = req.headers['x-request-id'];
+  const id = typeof incoming === 'string' && REQUEST_ID_FORMAT.test(incoming) ? incoming : randomUUID();
+  res.setHeader(REQUEST_ID_HEADER, id);
+  return id;
+}
 
 /** As the answer carries it: the request log sets it before anything else runs. */
 export function requestIdOf(req: object): string | undefined {
