@@ -1,7 +1,6 @@
 import { createServer, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { BeforeApplicationShutdown, OnApplicationBootstrap, OnModuleInit } from '@nestjs/common';
-import { ModuleRef } from '@nestjs/core';
+import { BeforeApplicationShutdown, Injectable, OnApplicationBootstrap, OnModuleInit } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { DataSource, Logger as TypeOrmLogger } from 'typeorm';
 import { MetricsConfig } from '../config/app-config';
@@ -11,13 +10,14 @@ import { shutdownTracing } from './tracing-state';
 const METRICS_PATH = '/metrics';
 
 /** Metrics get their own listener, never the API's port; it also flushes buffered spans at shutdown. */
+@Injectable()
 export class MetricsListener implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown {
   private server: Server | undefined;
 
   constructor(
     private readonly metrics: Metrics,
     private readonly config: MetricsConfig,
-    private readonly moduleRef: ModuleRef,
+    private readonly dataSource: DataSource,
   ) {}
 
   url(): string | undefined {
@@ -29,10 +29,9 @@ export class MetricsListener implements OnModuleInit, OnApplicationBootstrap, Be
 
   onModuleInit(): void {
     if (!this.metrics.enabled) return;
-    const dataSource = this.moduleRef.get(DataSource, { strict: false });
     // Query errors are counted through TypeORM's logger, which every driver tells of each failure.
-    const logger = dataSource.logger;
-    (dataSource as { logger: TypeOrmLogger }).logger = Object.create(logger, {
+    const logger = this.dataSource.logger;
+    (this.dataSource as { logger: TypeOrmLogger }).logger = Object.create(logger, {
       logQueryError: {
         value: (...args: Parameters<TypeOrmLogger['logQueryError']>): void => {
           this.metrics.queryError();
@@ -40,7 +39,7 @@ export class MetricsListener implements OnModuleInit, OnApplicationBootstrap, Be
         },
       },
     }) as TypeOrmLogger;
-    const { options, driver } = dataSource;
+    const { options, driver } = this.dataSource;
     if (options.type !== 'postgres') return this.metrics.watchDatabase('sqlite');
     this.metrics.watchDatabase('postgresql', (driver as unknown as { master: Pool }).master);
   }

@@ -1,5 +1,4 @@
 import { DynamicModule, Global, Module } from '@nestjs/common';
-import { ModuleRef } from '@nestjs/core';
 import type { Logger } from 'pino';
 import { MetricsConfig } from '../config/app-config';
 import { Metrics } from './metrics';
@@ -26,12 +25,8 @@ export class ObservabilityModule {
         { provide: ROOT_LOGGER, useValue: logger },
         { provide: PinoNestLogger, useValue: new PinoNestLogger(logger) },
         { provide: Metrics, useValue: createMetrics(config) },
-        {
-          provide: MetricsListener,
-          inject: [Metrics, ModuleRef],
-          useFactory: (metrics: Metrics, moduleRef: ModuleRef) =>
-            new MetricsListener(metrics, config, moduleRef),
-        },
+        { provide: MetricsConfig, useValue: config },
+        MetricsListener,
       ],
       exports: [ROOT_LOGGER, PinoNestLogger, Metrics, MetricsListener],
     };
