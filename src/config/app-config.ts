@@ -17,16 +17,11 @@ import {
 } from './environment.rules';
 
 const SQLITE_SYNCHRONOUS_MODES = ['FULL', 'NORMAL'] as const;
-type SqliteSynchronous = (typeof SQLITE_SYNCHRONOUS_MODES)[number];
 
 const NODE_ENVS = ['development', 'production', 'test'] as const;
 type NodeEnv = (typeof NODE_ENVS)[number];
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
-
-/** Express's `trust proxy`: off, on, a number of hops, or the trusted addresses. */
-type TrustProxy = boolean | number | string[];
 
 export class ConfigError extends Error {
   constructor(readonly problems: readonly string[]) {
@@ -52,10 +47,11 @@ export class HttpConfig {
   @CommaSeparated()
   @Satisfies(corsOriginsProblem)
   corsOrigins: readonly string[] = [];
+  /** Express's `trust proxy`: off, on, a number of hops, or the trusted addresses. */
   @Variable('TRUST_PROXY')
   @Transform(parseTrustProxy)
   @Satisfies(trustProxyProblem)
-  trustProxy: TrustProxy = false;
+  trustProxy: boolean | number | string[] = false;
   @Variable('HTTP_HEADERS_TIMEOUT_MS') @Integer(1000, 600000) headersTimeoutMs = 15000;
   @Variable('HTTP_REQUEST_TIMEOUT_MS') @Integer(1000, 3600000) requestTimeoutMs = 30000;
   @Variable('HTTP_IDLE_TIMEOUT_MS') @Integer(1000, 3600000) idleTimeoutMs = 30000;
@@ -86,7 +82,7 @@ export class DatabaseConfig {
   @Variable('DB_OUTAGE_MAX_WAITING') @Integer(0, 100000) outageMaxWaiting = 200;
   @Variable('SQLITE_SYNCHRONOUS')
   @OneOf(SQLITE_SYNCHRONOUS_MODES, { ignoreCase: true })
-  sqliteSynchronous: SqliteSynchronous = 'FULL';
+  sqliteSynchronous: (typeof SQLITE_SYNCHRONOUS_MODES)[number] = 'FULL';
   @Variable('SQLITE_BUSY_TIMEOUT_MS') @Integer(0, 600000) sqliteBusyTimeoutMs = 5000;
   @Variable('READ_CACHE_SIZE') @Integer(0, 10_000_000) readCacheSize = 20000;
   @Variable('READ_CACHE_MB') @Integer(1, 4096) readCacheMegabytes = 16;
@@ -157,7 +153,7 @@ class DocsConfig {
 }
 
 class LogConfig {
-  @Variable('LOG_LEVEL') @OneOf(LOG_LEVELS, { ignoreCase: true }) level: LogLevel = 'info';
+  @Variable('LOG_LEVEL') @OneOf(LOG_LEVELS, { ignoreCase: true }) level: (typeof LOG_LEVELS)[number] = 'info';
 }
 
 export class MetricsConfig {
@@ -313,7 +309,7 @@ function parseTrustProxy({ value }: { value: unknown }): unknown {
   return addresses;
 }
 
-function trustProxyProblem(value: TrustProxy | string): string | undefined {
+function trustProxyProblem(value: unknown): string | undefined {
   if (typeof value !== 'string') return undefined;
   return `must be true, false, a number of hops, or a comma-separated list of addresses, subnets, loopback, linklocal, uniquelocal ${got(value)}`;
 }
