@@ -8,7 +8,6 @@ import { RouteIndex } from './route-index';
 const PARSER_ERRORS: Record<string, [ErrorCode, string?]> = {
   'entity.parse.failed': ['invalid_json'],
   'entity.utf8.invalid': ['invalid_json', 'The request body is not valid UTF-8.'],
-  'entity.too.large': ['payload_too_large'],
   'encoding.unsupported': ['unsupported_media_type', 'The request body has an unsupported Content-Encoding.'],
   'charset.unsupported': ['unsupported_media_type', 'The request body must be JSON in UTF-8.'],
   'request.size.invalid': ['bad_request', 'The request body does not match its Content-Length.'],
@@ -25,17 +24,14 @@ function requireUtf8(_req: Request, _res: Response, body: Buffer, encoding: stri
   if (!isUtf8(body)) throw parserError('entity.utf8.invalid');
 }
 
-function tooLarge(limitBytes: number): ApiException {
-  return new ApiException(
-    'payload_too_large',
-    `The request body is larger than the limit of ${limitBytes} bytes.`,
-  );
-}
-
 function toApiException(error: unknown, limitBytes: number): ApiException {
   const { type, status } = (error ?? {}) as { type?: unknown; status?: unknown };
+  if (type === 'entity.too.large')
+    return new ApiException(
+      'payload_too_large',
+      `The request body is larger than the limit of ${limitBytes} bytes.`,
+    );
   const known = typeof type === 'string' ? PARSER_ERRORS[type] : undefined;
-  if (known?.[0] === 'payload_too_large') return tooLarge(limitBytes);
   if (known) return new ApiException(known[0], known[1]);
   // Only a failed decompression comes without a type.
   if (status === 400)
@@ -63,7 +59,7 @@ export function jsonBody(limitBytes: number, routes: RouteIndex): RequestHandler
     if (Number(length) > limitBytes) {
       // Answer and close now rather than read a body that will be refused anyway.
       res.setHeader('Connection', 'close');
-      return refuse(tooLarge(limitBytes));
+      return refuse(toApiException({ type: 'entity.too.large' }, limitBytes));
     }
     parse(req, res, (error?: unknown) =>
       error === undefined ? next() : refuse(toApiException(error, limitBytes)),
