@@ -28,7 +28,7 @@ function onlyIfNone(req: http.IncomingMessage | undefined): boolean {
 }
 
 /** The status, headers and bytes `res.json` would send, without re-deriving them on every call. */
-export function sendJson(res: http.ServerResponse, status: number, body: object): void {
+function sendJson(res: http.ServerResponse, status: number, body: object): void {
   if (status === 200 && onlyIfNone(res.req)) {
     res.statusCode = 304;
     res.end();

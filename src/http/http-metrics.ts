@@ -4,7 +4,7 @@ import { Metrics, UNMATCHED_ROUTE } from '../observability/metrics';
 import { routeOf } from './request-log';
 
 /** The client went away before the answer was sent (nginx's convention). */
-export const CLIENT_CLOSED_REQUEST = 499;
+const CLIENT_CLOSED_REQUEST = 499;
 
 /** By route pattern, never the URL itself, so ids do not multiply the series. */
 export function httpMetrics(metrics: Metrics): RequestHandler {
