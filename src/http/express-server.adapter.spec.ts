@@ -3,6 +3,7 @@ import * as http from 'node:http';
 import * as https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { responseOf } from '../common/response-of';
+import { loadConfig } from '../config/app-config';
 import { ExpressServerAdapter, withPrototype } from './express-server.adapter';
 
 /** The prototypes a request and its response have when the server emits them, before Express. */
@@ -25,7 +26,7 @@ async function prototypesOnArrival(server: http.Server): Promise<{ request: obje
 }
 
 function adapterWithRoute(): ExpressServerAdapter {
-  const adapter = new ExpressServerAdapter();
+  const adapter = new ExpressServerAdapter(loadConfig({}).http);
   const app = adapter.getInstance<Express>();
   app.set('query parser', 'simple');
   app.get('/hello', (req, res) => {
@@ -86,7 +87,7 @@ describe('withPrototype', () => {
 
 describe('ExpressServerAdapter.reply', () => {
   const served = async (body: unknown, init: RequestInit = {}) => {
-    const adapter = new ExpressServerAdapter();
+    const adapter = new ExpressServerAdapter(loadConfig({}).http);
     adapter.getInstance<Express>().all('/answer', (_req, res) => adapter.reply(res, body, 200));
     adapter.initHttpServer({});
     const server = adapter.getHttpServer() as http.Server;

@@ -47,7 +47,7 @@ const TIMEOUT_CHECK_MS = 1000;
 
 /** Departs for speed (docs/architecture.md); its server holds slow and hostile clients to `limits`. */
 export class ExpressServerAdapter extends ExpressAdapter {
-  constructor(private readonly limits?: Readonly<HttpConfig>) {
+  constructor(private readonly limits: Readonly<HttpConfig>) {
     // Before the first `use()`: `/v1/pets/` and `/V1/PETS` are not `/v1/pets`, so proxy path rules hold.
     super(express().enable('strict routing').enable('case sensitive routing'));
   }
@@ -62,18 +62,14 @@ export class ExpressServerAdapter extends ExpressAdapter {
     const server = http.createServer(
       {
         ...(IncomingMessage && ServerResponse && { IncomingMessage, ServerResponse }),
-        ...(limits && {
-          headersTimeout: limits.headersTimeoutMs,
-          requestTimeout: limits.requestTimeoutMs,
-          connectionsCheckingInterval: TIMEOUT_CHECK_MS,
-        }),
+        headersTimeout: limits.headersTimeoutMs,
+        requestTimeout: limits.requestTimeoutMs,
+        connectionsCheckingInterval: TIMEOUT_CHECK_MS,
       },
       app,
     );
-    if (limits) {
-      if (limits.maxConnections > 0) server.maxConnections = limits.maxConnections;
-      limitConnections(server, { ...limits, checkEveryMs: TIMEOUT_CHECK_MS });
-    }
+    if (limits.maxConnections > 0) server.maxConnections = limits.maxConnections;
+    limitConnections(server, { ...limits, checkEveryMs: TIMEOUT_CHECK_MS });
     this.httpServer = server;
   }
 
