@@ -1,8 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { Metrics, UNMATCHED_ROUTE } from '../observability/metrics';
+import { Metrics } from '../observability/metrics';
 import { routeOf } from './request-log';
 
+const UNMATCHED_ROUTE = 'unmatched';
 /** The client went away before the answer was sent (nginx's convention). */
 const CLIENT_CLOSED_REQUEST = 499;
 

@@ -5,8 +5,6 @@ export type RateLimitKind = 'per_key' | 'auth_failures';
 export type IdempotencyConflictReason = 'in_flight' | 'body_mismatch';
 export type ReadCacheKind = 'row' | 'page';
 
-export const UNMATCHED_ROUTE = 'unmatched';
-
 /** The no-op that runs with metrics off. */
 export class Metrics {
   readonly enabled: boolean = false;
