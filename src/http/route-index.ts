@@ -27,9 +27,7 @@ export class RouteIndex {
           }
         : [],
     );
-    const allowed = new Set<string>();
-    for (const route of this.routes)
-      if (route.matches(path)) route.methods.forEach((method) => allowed.add(method));
+    const allowed = new Set(this.routes.flatMap((route) => (route.matches(path) ? route.methods : [])));
     if (allowed.has('GET')) allowed.add('HEAD');
     return [...allowed].sort();
   }
