@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import { AUDIT_LOG, AuditLog } from '../common/audit-context';
 import { EVENT_OUTBOX, EventOutbox } from '../common/event-outbox';
 import { Connections } from './connections';
-import { GroupCommit, MAX_GROUP_SIZE, MAX_GROUPS_IN_FLIGHT, Settled } from './group-commit';
+import { GroupCommit, MAX_GROUP_SIZE, MAX_GROUPS_IN_FLIGHT } from './group-commit';
 import { databaseOutageCause, isDeadlock, serviceUnavailable } from './outage';
 import { PgQueryable, PostgresStatements, Sql } from './sql';
 import { Transaction } from './transaction';
@@ -22,7 +22,7 @@ interface Member {
  * again; `alone`: a statement failed and no one can say whose: each unit runs again on its own.
  */
 interface Attempt {
-  results: Settled<unknown>[];
+  results: PromiseSettledResult<unknown>[];
   undone?: number[];
   alone?: true;
 }
@@ -57,8 +57,8 @@ export class Transactions {
     return this.groups.add({ work, request }) as Promise<R>;
   }
 
-  private async commit(members: Member[]): Promise<Settled<unknown>[]> {
-    const settled: Settled<unknown>[] = [];
+  private async commit(members: Member[]): Promise<PromiseSettledResult<unknown>[]> {
+    const settled: PromiseSettledResult<unknown>[] = [];
     let left = members.map((_, index) => index);
     for (let deadlocks = 0; left.length > 0;) {
       let attempt: Attempt;
@@ -66,7 +66,7 @@ export class Transactions {
         attempt = await this.attempt(left.map((index) => members[index]));
       } catch (error) {
         if (!isDeadlock(error)) {
-          for (const index of left) settled[index] = { ok: false, error };
+          for (const index of left) settled[index] = { status: 'rejected', reason: error };
           break;
         }
         if (++deadlocks < DEADLOCK_RETRIES) continue;
@@ -75,7 +75,7 @@ export class Transactions {
           settled[index] =
             left.length > 1
               ? (await this.commit([members[index]]))[0]
-              : { ok: false, error: serviceUnavailable() };
+              : { status: 'rejected', reason: serviceUnavailable() };
         break;
       }
       const { results, undone, alone } = attempt;
@@ -162,33 +162,27 @@ export class Transactions {
  * round trip). A failed statement ends the transaction for all of them.
  */
 async function together(members: Member[], units: UnitOfWork[], transaction: Transaction): Promise<Attempt> {
-  const outcomes = await Promise.allSettled(members.map(({ work }, index) => work(units[index])));
-  const ended = outcomes.find((outcome) => outcome.status === 'rejected' && endsAttempt(outcome.reason));
+  const results = await Promise.allSettled(members.map(({ work }, index) => work(units[index])));
+  const ended = results.find((result) => result.status === 'rejected' && endsAttempt(result.reason));
   if (ended) throw (ended as PromiseRejectedResult).reason;
-  const results = outcomes.map((outcome): Settled<unknown> =>
-    outcome.status === 'fulfilled'
-      ? { ok: true, value: outcome.value }
-      : { ok: false, error: outcome.reason },
-  );
   if (transaction.failed && members.length > 1) return { results, alone: true };
-  const undone = results.flatMap((result, index) => (!result.ok && units[index].wrote ? [index] : []));
+  const undone = results.flatMap((result, index) =>
+    result.status === 'rejected' && units[index].wrote ? [index] : [],
+  );
   return undone.length > 0 ? { results, undone } : { results };
 }
 
 /** SQLite: one unit after another (each statement runs at once), up to one that fails after writing. */
 async function inTurn(members: Member[], units: UnitOfWork[]): Promise<Attempt> {
-  const results: Settled<unknown>[] = [];
+  const results: PromiseSettledResult<unknown>[] = [];
   for (const [index, { work }] of members.entries()) {
-    const result = await settle(work(units[index]));
-    if (!result.ok && endsAttempt(result.error)) throw result.error;
-    results.push(result);
-    if (!result.ok && units[index].wrote) return { results, undone: [index] };
+    try {
+      results.push({ status: 'fulfilled', value: await work(units[index]) });
+    } catch (reason) {
+      if (endsAttempt(reason)) throw reason;
+      results.push({ status: 'rejected', reason });
+      if (units[index].wrote) return { results, undone: [index] };
+    }
   }
   return { results };
 }
-
-const settle = <R>(work: Promise<R>): Promise<Settled<R>> =>
-  work.then(
-    (value) => ({ ok: true, value }),
-    (error: unknown) => ({ ok: false, error }),
-  );
