@@ -1,10 +1,6 @@
 import type { DataSource, EntityTarget, ObjectLiteral } from 'typeorm';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
 import { int64AsNumber } from '../common/validation/int64';
-import type { Sql } from './sql';
-
-/** Rows in one INSERT at most: well within SQLite's limit on parameters. */
-export const ROWS_PER_INSERT = 100;
 
 export type Row = ObjectLiteral & { id: number };
 
@@ -115,21 +111,5 @@ export class RowShape<E extends ObjectLiteral = Row> {
   /** A property's value as its column stores it. */
   stored(property: string, value: unknown): unknown {
     return this.driver.preparePersistentValue(value, this.byProperty.get(property)!);
-  }
-}
-
-/** Rows never read back, in plain multi-row INSERTs: TypeORM's insert builder was a tenth of a create's CPU. */
-export async function insertRows(
-  sql: Sql,
-  shape: RowShape<ObjectLiteral>,
-  rows: readonly ObjectLiteral[],
-): Promise<void> {
-  const names = Object.keys(rows[0]);
-  const head = shape.insertHead(names);
-  const tuple = `(${names.map(() => '?').join(', ')})`;
-  for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) {
-    const chunk = rows.slice(start, start + ROWS_PER_INSERT);
-    const values = chunk.flatMap((row) => names.map((name) => shape.stored(name, row[name])));
-    await sql.run(`${head}${chunk.map(() => tuple).join(', ')}`, values);
   }
 }
