@@ -47,7 +47,7 @@ withTempDir((dir) =>
       await dataSource.destroy();
     });
 
-    const reads = (kind: 'rows' | 'arrays' = 'rows') => jest.spyOn(Connections.of(dataSource).reads, kind);
+    const reads = () => jest.spyOn(Connections.of(dataSource).reads, 'arrays');
 
     /** Every row of a list, page by page, following the next cursors. */
     async function walk(limit: number, status?: PetStatus): Promise<number[]> {
@@ -91,7 +91,7 @@ withTempDir((dir) =>
     });
 
     it('answers a full page with more after it from the cache, and reads a last page every time', async () => {
-      const read = reads('arrays');
+      const read = reads();
       const full = await store.page({ limit: 20 });
       await expect(store.page({ limit: 20 })).resolves.toBe(full);
       const last = await store.page({ limit: 20, cursor: full.nextCursor });

@@ -59,13 +59,13 @@ export class ResourceStore<E extends Row> {
 
   /** The row as committed (cached), or as `work`'s transaction sees it. */
   async get(id: number, work?: UnitOfWork): Promise<E | null> {
-    if (work) return this.first(await work.read(this.shape.byId(false), [id]));
+    if (work) return this.first(await work.arrays(this.shape.byId(false), [id]));
     const key = this.cache.rowKey(id);
     const cached = this.cache.get<E>('row', key);
     if (cached) return cached;
     const seen = this.cache.seen;
     const row = this.first(
-      await this.connections.repeatable(() => this.connections.reads.rows(this.shape.byId(false), [id])),
+      await this.connections.repeatable(() => this.connections.reads.arrays(this.shape.byId(false), [id])),
     );
     if (row) this.cache.keep(key, row, seen);
     return row;
@@ -182,11 +182,11 @@ export class ResourceStore<E extends Row> {
 
   /** In `work`'s transaction; on PostgreSQL under the row's lock, held to commit. */
   private async locked(id: number, work: UnitOfWork): Promise<E | null> {
-    return this.first(await work.read(this.shape.byId(this.connections.reads.postgres), [id]));
+    return this.first(await work.arrays(this.shape.byId(this.connections.reads.postgres), [id]));
   }
 
-  private first(rows: Record<string, unknown>[]): E | null {
-    return rows.length === 0 ? null : this.shape.entity(rows[0]);
+  private first(rows: unknown[][]): E | null {
+    return rows.length === 0 ? null : this.shape.values(rows[0]);
   }
 
   private mutableOnly(): void {

@@ -36,6 +36,11 @@ export class UnitOfWork {
     return this.transaction.sql.rows<T>(text, params).catch((error: unknown) => this.failed(error));
   }
 
+  /** Rows as arrays of their columns' values (sql.ts). */
+  arrays(text: string, params: readonly unknown[]): Promise<unknown[][]> {
+    return this.transaction.sql.arrays(text, params).catch((error: unknown) => this.failed(error));
+  }
+
   /** A statement that writes; the number of rows it changed. */
   change(text: string, params: readonly unknown[]): Promise<number> {
     return this.writes(this.transaction.sql.run(text, params));
