@@ -33,7 +33,7 @@ export class Connections {
      */
     readonly sqlite?: { gate: SqliteGate; runner: QueryRunner; statements: SqliteStatements },
     /** PostgreSQL: waits out a restart (`DB_OUTAGE_WAIT_MS`). */
-    readonly outage?: OutageWaiting,
+    private readonly outage?: OutageWaiting,
   ) {}
 
   /** A read, repeated while the database restarts (PostgreSQL) or once on a broken connection. */
@@ -81,6 +81,11 @@ export class Connections {
       const driver = dataSource.driver as unknown as PostgresDriver;
       const pool = await driver.createPool(dataSource.options, dataSource.options);
       const outage = config.outageWaitMs > 0 ? new OutageWaiting(config) : undefined;
+      if (outage) {
+        // TypeORM's pool asks for a connection again while the database restarts.
+        const obtain = driver.obtainMasterConnection.bind(driver);
+        driver.obtainMasterConnection = () => outage.retry(obtain, () => true);
+      }
       connections = new Connections(
         dataSource,
         failed,
@@ -120,4 +125,5 @@ const opened = new WeakMap<DataSource, Connections>();
 
 interface PostgresDriver {
   createPool(options: unknown, credentials: unknown): Promise<PgQueryable & { end(): Promise<void> }>;
+  obtainMasterConnection(): Promise<unknown>;
 }

@@ -7,7 +7,6 @@ import { DatabaseConfig } from '../config/app-config';
 import { AppDataSource } from './dialect';
 import { entitiesOf, migrationsOf, ModuleSchema } from './module-schema';
 import { Connections } from './connections';
-import { installOutageWait } from './outage-wait';
 
 /** Any number, the same on every instance: the advisory lock held while migrating. */
 const MIGRATION_LOCK_ID = 7_348_214_901;
@@ -86,7 +85,7 @@ export async function openDatabase(
       await dataSource.query(
         `PRAGMA synchronous = ${database.path === ':memory:' ? 'OFF' : database.sqliteSynchronous}`,
       );
-    installOutageWait(dataSource, (await Connections.open(dataSource, database)).outage);
+    await Connections.open(dataSource, database);
   } catch (error) {
     await dataSource.destroy();
     throw error;

@@ -28,7 +28,7 @@ const BROKEN_CONNECTION =
 
 const stringOf = (value: unknown) => (typeof value === 'string' ? value : '');
 
-function* layers(error: unknown): Generator<{ code: string; message: string; name: string }> {
+export function* layers(error: unknown): Generator<{ code: string; message: string; name: string }> {
   let current = error;
   for (let depth = 0; depth < 4 && current !== null && typeof current === 'object'; depth++) {
     const { code, message, name, driverError, cause, errors } = current as Record<string, unknown>;
