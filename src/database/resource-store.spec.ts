@@ -7,7 +7,8 @@ import { PetEntity } from '../pets/pet.entity';
 import { PetStatus } from '../pets/pet-status';
 import { Connections } from './connections';
 import { ReadCache, rowBytes } from './read-cache';
-import { ResourceStore, ResourceStores, Row } from './resource-store';
+import { ResourceStore, ResourceStores } from './resource-store';
+import { Row } from './rows';
 import { Transactions } from './transactions';
 
 const statuses = ['available' as const, 'pending' as const, 'sold' as const, null];

@@ -9,8 +9,6 @@ import { ReadCache, ReadCacheOptions, TableCache } from './read-cache';
 import { Row, RowShape } from './rows';
 import type { UnitOfWork } from './unit-of-work';
 
-export type { Row } from './rows';
-
 /** A row that changes: `version` starts at 1 and grows by one with each change (its `ETag`). */
 export type VersionedRow = Row & { version: number };
 
@@ -18,11 +16,6 @@ export interface StoreOptions<E = never> {
   mutable?: boolean;
   /** Publishes each change as `<type>.created|updated|deleted`, with `data` the record as `answered`. */
   events?: { type: string; answered: (row: E) => object };
-}
-
-/** Whether this instance hears of every change to mutable tables (always, on SQLite's one process). */
-export interface ChangeSync {
-  live: boolean;
 }
 
 /** Columns a list is narrowed to (equality); an undefined value is no filter. */
@@ -40,20 +33,17 @@ export class ResourceStore<E extends Row> {
   private readonly shape: RowShape<E>;
   private readonly target: EntityTarget<E>;
   private readonly connections: Connections;
-  readonly cache: TableCache;
   private readonly drop = (id: number) => this.cache.drop(id);
 
   constructor(
     repository: Repository<E>,
-    cache: ReadCache,
-    readonly options: StoreOptions<E> = {},
-    sync: ChangeSync = { live: true },
+    readonly cache: TableCache,
+    readonly options: StoreOptions<E>,
   ) {
     this.target = repository.target;
     this.connections = Connections.of(repository.manager.connection);
     this.shape = this.connections.shape(repository.target);
     this.table = this.shape.table;
-    this.cache = new TableCache(this.table, cache, () => !options.mutable || sync.live);
     this.resource = repository.metadata.tableName.replaceAll('_', '-');
   }
 
@@ -206,7 +196,8 @@ export const DATABASE_CONFIG = Symbol('DATABASE_CONFIG');
 export class ResourceStores {
   private readonly cache: ReadCache;
   private readonly stores = new Map<string, ResourceStore<Row>>();
-  private readonly sync: ChangeSync = { live: true };
+  /** Whether this instance hears of every change to mutable tables (always, on SQLite's one process). */
+  private live = true;
 
   constructor(
     @Inject(DATABASE_CONFIG) options: ReadCacheOptions,
@@ -219,7 +210,8 @@ export class ResourceStores {
     const table = repository.metadata.tablePath;
     let store = this.stores.get(table);
     if (!store) {
-      store = new ResourceStore(repository, this.cache, options, this.sync) as unknown as ResourceStore<Row>;
+      const cache = new TableCache(table, this.cache, () => !options.mutable || this.live);
+      store = new ResourceStore(repository, cache, options) as unknown as ResourceStore<Row>;
       this.stores.set(table, store);
     }
     if (Boolean(store.options.mutable) !== Boolean(options.mutable))
@@ -233,7 +225,7 @@ export class ResourceStores {
 
   /** While false, tables that change are not cached (changes may be missed); either way theirs goes. */
   hearsChanges(live: boolean): void {
-    this.sync.live = live;
+    this.live = live;
     for (const store of this.stores.values()) if (store.options.mutable) store.cache.dropAll();
   }
 
