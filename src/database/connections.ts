@@ -12,8 +12,6 @@ import { Row, RowShape } from './rows';
 import { OnFailure, PgQueryable, PostgresStatements, Sql, SqliteStatements } from './sql';
 import { SqliteGate } from './sqlite-gate';
 
-type Config = Pick<DatabaseConfig, 'path' | 'sqliteBusyTimeoutMs' | 'outageWaitMs' | 'outageMaxWaiting'>;
-
 /**
  * The connections of the write path and the reads beside TypeORM's data source. Reads have their
  * own: on SQLite (WAL) a read-only connection, on PostgreSQL a pool of their own, so that a read
@@ -69,7 +67,7 @@ export class Connections {
   }
 
   /** Opens the reads' connections; the data source closes them (and its statements) before itself. */
-  static async open(dataSource: DataSource, config: Config): Promise<Connections> {
+  static async open(dataSource: DataSource, config: DatabaseConfig): Promise<Connections> {
     let connections: Connections;
     let close: () => Promise<void>;
     /** The folder of a `:memory:` database's file, removed once it is closed. */

@@ -123,7 +123,9 @@ export class ResourceStore<E extends Row> {
         if (fresh) return current;
         continue;
       }
-      const version = nextVersion(current.version);
+      // 409 past 2^53 − 1, where JSON's numbers (and the ETag) stop being exact.
+      const version = current.version + 1;
+      if (!Number.isSafeInteger(version)) throw new ApiException('version_limit_reached');
       const text = this.shape.compareAndSet(set.map(([name]) => name));
       const values = set.map(([name, value]) => this.shape.stored(name, value));
       if ((await work.change(text, [...values, version, id, current.version])) === 1) {
@@ -182,12 +184,6 @@ export class ResourceStore<E extends Row> {
   private mutableOnly(): void {
     if (!this.options.mutable) throw new Error(`${this.table} is not a mutable store`);
   }
-}
-
-/** The version after `version`; 409 past 2^53 − 1, where JSON's numbers (and the ETag) stop being exact. */
-function nextVersion(version: number): number {
-  if (!Number.isSafeInteger(version + 1)) throw new ApiException('version_limit_reached');
-  return version + 1;
 }
 
 export const DATABASE_CONFIG = Symbol('DATABASE_CONFIG');

@@ -1,7 +1,5 @@
 import type { QueryRunner } from 'typeorm';
 
-type Query = (...args: Parameters<QueryRunner['query']>) => Promise<unknown>;
-
 /**
  * TypeORM's SQLite driver sends every query down one connection, through one query runner, so a
  * query sent while a transaction is open would run inside it. While a transaction holds the gate,
@@ -15,8 +13,8 @@ export class SqliteGate {
   private turn: Promise<void> = Promise.resolve();
 
   constructor(shared: QueryRunner) {
-    const query: Query = shared.query.bind(shared);
-    shared.query = (async (...args: Parameters<Query>): Promise<unknown> => {
+    const query = shared.query.bind(shared);
+    shared.query = (async (...args: Parameters<QueryRunner['query']>): Promise<unknown> => {
       while (this.holding) await this.released;
       this.running++;
       try {

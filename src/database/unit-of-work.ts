@@ -36,7 +36,6 @@ export class UnitOfWork {
     return this.transaction.sql.rows<T>(text, params).catch((error: unknown) => this.failed(error));
   }
 
-  /** Rows as arrays of their columns' values (sql.ts). */
   arrays(text: string, params: readonly unknown[]): Promise<unknown[][]> {
     return this.transaction.sql.arrays(text, params).catch((error: unknown) => this.failed(error));
   }
