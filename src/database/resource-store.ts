@@ -227,6 +227,6 @@ export class ResourceStores {
 
   /** For a table changed behind the stores' back (a bulk fix in SQL). */
   clearCache(): void {
-    this.cache.clear();
+    this.cache.entries?.clear();
   }
 }
