@@ -10,10 +10,8 @@ import { PgQueryable, PostgresStatements, Sql } from './sql';
 import { Transaction } from './transaction';
 import { UnitOfWork } from './unit-of-work';
 
-type Work<R> = (work: UnitOfWork) => Promise<R>;
-
 interface Member {
-  work: Work<unknown>;
+  work: (work: UnitOfWork) => Promise<unknown>;
   request?: object;
 }
 
@@ -36,7 +34,7 @@ const endsAttempt = (error: unknown) => databaseOutageCause(error) !== undefined
 @Injectable()
 export class Transactions {
   /** PostgreSQL: tells other instances which rows changed, in the transaction (change-notices.ts). */
-  tell?: (sql: Sql, changed: ReadonlyMap<string, readonly number[]>) => Promise<unknown>;
+  tell?: (sql: Sql, changed: Transaction['changed']) => Promise<unknown>;
   private readonly groups: GroupCommit<Member, unknown>;
 
   constructor(
@@ -53,7 +51,7 @@ export class Transactions {
    * `work` in a transaction, for an API `request` (its changes are audited); resolves once that
    * has committed. Inside `work`, pass its unit of work on; never call `run` again.
    */
-  run<R>(work: Work<R>, request?: object): Promise<R> {
+  run<R>(work: (work: UnitOfWork) => Promise<R>, request?: object): Promise<R> {
     return this.groups.add({ work, request }) as Promise<R>;
   }
 
@@ -147,8 +145,7 @@ export class Transactions {
   private async flush(transaction: Transaction): Promise<void> {
     const { audit, events, changed, sql } = transaction;
     if (audit.length > 0) await transaction.insertRows(this.auditLog!.entity, audit);
-    if (changed.size > 0 && this.tell)
-      await this.tell(sql, new Map([...changed].map(([table, { ids }]) => [table, ids])));
+    if (changed.size > 0 && this.tell) await this.tell(sql, changed);
     if (events.length > 0) {
       await transaction.lock(this.outbox!.lockName);
       await transaction.insertRows(this.outbox!.entity, events);
