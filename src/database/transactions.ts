@@ -63,18 +63,15 @@ export class Transactions {
       try {
         attempt = await this.attempt(left.map((index) => members[index]));
       } catch (error) {
-        if (!isDeadlock(error)) {
-          for (const index of left) settled[index] = { status: 'rejected', reason: error };
+        const deadlock = isDeadlock(error);
+        if (deadlock && ++deadlocks < DEADLOCK_RETRIES) continue;
+        // Still in another instance's way: each unit alone, and a conflict that will not clear is a 503.
+        if (deadlock && left.length > 1) attempt = { results: [], alone: true };
+        else {
+          const reason = deadlock ? serviceUnavailable() : error;
+          for (const index of left) settled[index] = { status: 'rejected', reason };
           break;
         }
-        if (++deadlocks < DEADLOCK_RETRIES) continue;
-        // Still in another instance's way: each unit alone, and a conflict that will not clear is a 503.
-        for (const index of left)
-          settled[index] =
-            left.length > 1
-              ? (await this.commit([members[index]]))[0]
-              : { status: 'rejected', reason: serviceUnavailable() };
-        break;
       }
       const { results, undone, alone } = attempt;
       if (alone) {
