@@ -94,16 +94,14 @@ export class Connections {
       close = () => pool.end();
     } else {
       const driver = dataSource.driver as BetterSqlite3Driver;
-      const gate = new SqliteGate(driver.createQueryRunner('master'));
       const runner = new BetterSqlite3QueryRunner(driver);
       Object.assign(runner, { manager: dataSource.createEntityManager(runner) });
-      const statements = new SqliteStatements(driver.databaseConnection as BetterSqlite3.Database, failed);
       const file = String(dataSource.options.database);
       const reader = new BetterSqlite3(file, { readonly: true, timeout: config.sqliteBusyTimeoutMs });
       connections = new Connections(dataSource, failed, new SqliteStatements(reader, failed), {
-        gate,
+        gate: new SqliteGate(driver.createQueryRunner('master')),
         runner,
-        statements,
+        statements: new SqliteStatements(driver.databaseConnection as BetterSqlite3.Database, failed),
       });
       close = () => Promise.resolve(void reader.close());
       if (config.path === ':memory:') temporary = dirname(file);

@@ -6,16 +6,16 @@ import type { QueryRunner } from 'typeorm';
  * the queries of that runner wait; the transaction's own go through a runner of its own.
  */
 export class SqliteGate {
-  private holding = false;
   private running = 0;
   private drained: (() => void) | undefined;
-  private released: Promise<void> = Promise.resolve();
+  /** While a transaction holds the gate: settled when it lets go. */
+  private released: Promise<void> | undefined;
   private turn: Promise<void> = Promise.resolve();
 
   constructor(shared: QueryRunner) {
     const query = shared.query.bind(shared);
     shared.query = (async (...args: Parameters<QueryRunner['query']>): Promise<unknown> => {
-      while (this.holding) await this.released;
+      while (this.released) await this.released;
       this.running++;
       try {
         return await query(...args);
@@ -33,13 +33,12 @@ export class SqliteGate {
     await previous;
     let release!: () => void;
     this.released = new Promise((resolve) => (release = resolve));
-    this.holding = true;
     try {
       if (this.running > 0) await new Promise<void>((resolve) => (this.drained = resolve));
       this.drained = undefined;
       return await work();
     } finally {
-      this.holding = false;
+      this.released = undefined;
       release();
       finished();
     }
