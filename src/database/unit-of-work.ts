@@ -67,9 +67,8 @@ export class UnitOfWork {
       );
   }
 
-  publish(...events: ChangeEvent[]): void {
-    if (this.outbox)
-      for (const event of events) this.transaction.events.push(this.outbox.entry(event, this.at));
+  publish(event: ChangeEvent): void {
+    if (this.outbox) this.transaction.events.push(this.outbox.entry(event, this.at));
   }
 
   /** Row `id` of `table` changed: other instances are told, and `drop` runs once the transaction ends. */
