@@ -19,6 +19,8 @@ import { SqliteGate } from './sqlite-gate';
  */
 export class Connections {
   private readonly shapes = new Map<EntityTarget<ObjectLiteral>, RowShape<ObjectLiteral>>();
+  /** PostgreSQL: waits out a restart (`DB_OUTAGE_WAIT_MS`). */
+  private outage?: OutageWaiting;
 
   private constructor(
     private readonly dataSource: DataSource,
@@ -30,8 +32,6 @@ export class Connections {
      * runner of their own and these statements.
      */
     readonly sqlite?: { gate: SqliteGate; runner: QueryRunner; statements: SqliteStatements },
-    /** PostgreSQL: waits out a restart (`DB_OUTAGE_WAIT_MS`). */
-    private readonly outage?: OutageWaiting,
   ) {}
 
   /** A read, repeated while the database restarts (PostgreSQL) or once on a broken connection. */
@@ -78,19 +78,13 @@ export class Connections {
     if (dataSource.options.type === 'postgres') {
       const driver = dataSource.driver as unknown as PostgresDriver;
       const pool = await driver.createPool(dataSource.options, dataSource.options);
-      const outage = config.outageWaitMs > 0 ? new OutageWaiting(config) : undefined;
-      if (outage) {
+      connections = new Connections(dataSource, failed, new PostgresStatements(pool, failed));
+      if (config.outageWaitMs > 0) {
+        const outage = (connections.outage = new OutageWaiting(config));
         // TypeORM's pool asks for a connection again while the database restarts.
         const obtain = driver.obtainMasterConnection.bind(driver);
         driver.obtainMasterConnection = () => outage.retry(obtain, () => true);
       }
-      connections = new Connections(
-        dataSource,
-        failed,
-        new PostgresStatements(pool, failed),
-        undefined,
-        outage,
-      );
       close = () => pool.end();
     } else {
       const driver = dataSource.driver as BetterSqlite3Driver;
