@@ -79,20 +79,6 @@ export interface PgQueryable {
 
 const pgTexts = new Map<string, { name: string; text: string }>();
 
-/** `?` become `$1`, `$2`...; the name makes node-postgres prepare it once per connection. */
-function pgText(text: string): { name: string; text: string } {
-  let known = pgTexts.get(text);
-  if (!known) {
-    let n = 0;
-    known = {
-      name: `petstore_${createHash('sha1').update(text).digest('base64url').slice(0, 16)}`,
-      text: text.replace(/\?/g, () => `$${++n}`),
-    };
-    pgTexts.set(text, known);
-  }
-  return known;
-}
-
 /** On PostgreSQL: a pool (each of its connections prepares a text at its first use) or one client. */
 export class PostgresStatements extends Sql {
   readonly postgres = true;
@@ -106,8 +92,18 @@ export class PostgresStatements extends Sql {
 
   protected async send(text: string, params: readonly unknown[], mode: Mode): Promise<unknown> {
     try {
+      let known = pgTexts.get(text);
+      if (!known) {
+        // `?` become `$1`, `$2`...; the name makes node-postgres prepare it once per connection.
+        let n = 0;
+        known = {
+          name: `petstore_${createHash('sha1').update(text).digest('base64url').slice(0, 16)}`,
+          text: text.replace(/\?/g, () => `$${++n}`),
+        };
+        pgTexts.set(text, known);
+      }
       const { rows, rowCount } = await this.client.query({
-        ...pgText(text),
+        ...known,
         values: [...params],
         ...(mode === 'arrays' ? { rowMode: 'array' as const } : {}),
       });
