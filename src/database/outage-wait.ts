@@ -1,8 +1,6 @@
 import type { DatabaseConfig } from '../config/app-config';
 import { databaseOutageCause, isBrokenConnection, layers } from './outage';
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /** PostgreSQL: a refused connection or statement is tried again up to `outageWaitMs`: a restart is a wait, not a 503. */
 export class OutageWaiting {
   private waiting = 0;
@@ -21,7 +19,7 @@ export class OutageWaiting {
           throw error;
         this.waiting++;
         try {
-          await sleep(Math.min(25 * 2 ** attempt, 250, left));
+          await new Promise((resolve) => setTimeout(resolve, Math.min(25 * 2 ** attempt, 250, left)));
         } finally {
           this.waiting--;
         }
