@@ -43,7 +43,7 @@ export class ChangeNotices implements OnApplicationBootstrap, OnApplicationShutd
     }
     this.stores.hearsChanges(false);
     this.transactions.tell = async (sql, changed) => {
-      for (const [table, ids] of changed)
+      for (const [table, { ids }] of changed)
         for (let start = 0; start < ids.length; start += IDS_PER_NOTICE) {
           const payload = `${this.instance}|${table}|${ids.slice(start, start + IDS_PER_NOTICE).join(',')}`;
           await sql.rows('SELECT pg_notify(?, ?)', [CHANGES_CHANNEL, payload]);

@@ -12,8 +12,6 @@ import { Row, RowShape } from './rows';
 import { OnFailure, PgQueryable, PostgresStatements, Sql, SqliteStatements } from './sql';
 import { SqliteGate } from './sqlite-gate';
 
-type Config = Pick<DatabaseConfig, 'path' | 'sqliteBusyTimeoutMs' | 'outageWaitMs' | 'outageMaxWaiting'>;
-
 /**
  * The connections of the write path and the reads beside TypeORM's data source. Reads have their
  * own: on SQLite (WAL) a read-only connection, on PostgreSQL a pool of their own, so that a read
@@ -21,6 +19,8 @@ type Config = Pick<DatabaseConfig, 'path' | 'sqliteBusyTimeoutMs' | 'outageWaitM
  */
 export class Connections {
   private readonly shapes = new Map<EntityTarget<ObjectLiteral>, RowShape<ObjectLiteral>>();
+  /** PostgreSQL: waits out a restart (`DB_OUTAGE_WAIT_MS`). */
+  private outage?: OutageWaiting;
 
   private constructor(
     private readonly dataSource: DataSource,
@@ -32,8 +32,6 @@ export class Connections {
      * runner of their own and these statements.
      */
     readonly sqlite?: { gate: SqliteGate; runner: QueryRunner; statements: SqliteStatements },
-    /** PostgreSQL: waits out a restart (`DB_OUTAGE_WAIT_MS`). */
-    readonly outage?: OutageWaiting,
   ) {}
 
   /** A read, repeated while the database restarts (PostgreSQL) or once on a broken connection. */
@@ -69,7 +67,7 @@ export class Connections {
   }
 
   /** Opens the reads' connections; the data source closes them (and its statements) before itself. */
-  static async open(dataSource: DataSource, config: Config): Promise<Connections> {
+  static async open(dataSource: DataSource, config: DatabaseConfig): Promise<Connections> {
     let connections: Connections;
     let close: () => Promise<void>;
     /** The folder of a `:memory:` database's file, removed once it is closed. */
@@ -80,27 +78,24 @@ export class Connections {
     if (dataSource.options.type === 'postgres') {
       const driver = dataSource.driver as unknown as PostgresDriver;
       const pool = await driver.createPool(dataSource.options, dataSource.options);
-      const outage = config.outageWaitMs > 0 ? new OutageWaiting(config) : undefined;
-      connections = new Connections(
-        dataSource,
-        failed,
-        new PostgresStatements(pool, failed),
-        undefined,
-        outage,
-      );
+      connections = new Connections(dataSource, failed, new PostgresStatements(pool, failed));
+      if (config.outageWaitMs > 0) {
+        const outage = (connections.outage = new OutageWaiting(config));
+        // TypeORM's pool asks for a connection again while the database restarts.
+        const obtain = driver.obtainMasterConnection.bind(driver);
+        driver.obtainMasterConnection = () => outage.retry(obtain, () => true);
+      }
       close = () => pool.end();
     } else {
       const driver = dataSource.driver as BetterSqlite3Driver;
-      const gate = new SqliteGate(driver.createQueryRunner('master'));
       const runner = new BetterSqlite3QueryRunner(driver);
       Object.assign(runner, { manager: dataSource.createEntityManager(runner) });
-      const statements = new SqliteStatements(driver.databaseConnection as BetterSqlite3.Database, failed);
       const file = String(dataSource.options.database);
       const reader = new BetterSqlite3(file, { readonly: true, timeout: config.sqliteBusyTimeoutMs });
       connections = new Connections(dataSource, failed, new SqliteStatements(reader, failed), {
-        gate,
+        gate: new SqliteGate(driver.createQueryRunner('master')),
         runner,
-        statements,
+        statements: new SqliteStatements(driver.databaseConnection as BetterSqlite3.Database, failed),
       });
       close = () => Promise.resolve(void reader.close());
       if (config.path === ':memory:') temporary = dirname(file);
@@ -120,4 +115,5 @@ const opened = new WeakMap<DataSource, Connections>();
 
 interface PostgresDriver {
   createPool(options: unknown, credentials: unknown): Promise<PgQueryable & { end(): Promise<void> }>;
+  obtainMasterConnection(): Promise<unknown>;
 }

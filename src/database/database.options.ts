@@ -7,7 +7,6 @@ import { DatabaseConfig } from '../config/app-config';
 import { AppDataSource } from './dialect';
 import { entitiesOf, migrationsOf, ModuleSchema } from './module-schema';
 import { Connections } from './connections';
-import { installOutageWait } from './outage-wait';
 
 /** Any number, the same on every instance: the advisory lock held while migrating. */
 const MIGRATION_LOCK_ID = 7_348_214_901;
@@ -58,22 +57,6 @@ export function dataSourceOptions(
   };
 }
 
-async function migrate(dataSource: DataSource, database: DatabaseConfig): Promise<void> {
-  if (dataSource.options.type !== 'postgres') {
-    await dataSource.runMigrations({ transaction: 'each' });
-    return;
-  }
-  const runner = dataSource.createQueryRunner();
-  try {
-    await runner.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
-    await runner.query(`CREATE SCHEMA IF NOT EXISTS "${database.schema}"`);
-    await dataSource.runMigrations({ transaction: 'each' });
-  } finally {
-    await runner.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_ID]).catch(() => undefined);
-    await runner.release();
-  }
-}
-
 /** Connects, migrates, sets SQLite's durability (on TypeORM's one connection, the writer) and opens the readers. */
 export async function openDatabase(
   database: DatabaseConfig,
@@ -81,12 +64,23 @@ export async function openDatabase(
 ): Promise<DataSource> {
   const dataSource = await new AppDataSource(options).initialize();
   try {
-    await migrate(dataSource, database);
-    if (dataSource.options.type !== 'postgres')
+    if (dataSource.options.type === 'postgres') {
+      const runner = dataSource.createQueryRunner();
+      try {
+        await runner.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
+        await runner.query(`CREATE SCHEMA IF NOT EXISTS "${database.schema}"`);
+        await dataSource.runMigrations({ transaction: 'each' });
+      } finally {
+        await runner.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_ID]).catch(() => undefined);
+        await runner.release();
+      }
+    } else {
+      await dataSource.runMigrations({ transaction: 'each' });
       await dataSource.query(
         `PRAGMA synchronous = ${database.path === ':memory:' ? 'OFF' : database.sqliteSynchronous}`,
       );
-    installOutageWait(dataSource, (await Connections.open(dataSource, database)).outage);
+    }
+    await Connections.open(dataSource, database);
   } catch (error) {
     await dataSource.destroy();
     throw error;

@@ -1,6 +1,7 @@
-import { GroupCommit, MAX_GROUP_SIZE, Settled } from './group-commit';
+import { GroupCommit, MAX_GROUP_SIZE } from './group-commit';
 
-const ok = <R>(values: R[]): Settled<R>[] => values.map((value) => ({ ok: true, value }));
+const ok = <R>(values: R[]): PromiseSettledResult<R>[] =>
+  values.map((value) => ({ status: 'fulfilled', value }));
 
 interface Deferred {
   items: string[];
@@ -15,7 +16,7 @@ function controlledCommit() {
   let maxOpen = 0;
   const commit = jest.fn(
     (items: string[]) =>
-      new Promise<Settled<string>[]>((resolve, reject) => {
+      new Promise<PromiseSettledResult<string>[]>((resolve, reject) => {
         open += 1;
         maxOpen = Math.max(maxOpen, open);
         const settle =
@@ -163,8 +164,8 @@ describe('GroupCommit', () => {
     const refused = new Error('refused');
     const group = new GroupCommit((items: string[]) =>
       Promise.resolve(
-        items.map((item): Settled<string> =>
-          item === 'bad' ? { ok: false, error: refused } : { ok: true, value: item },
+        items.map((item): PromiseSettledResult<string> =>
+          item === 'bad' ? { status: 'rejected', reason: refused } : { status: 'fulfilled', value: item },
         ),
       ),
     );

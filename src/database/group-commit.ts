@@ -4,9 +4,6 @@ interface Pending<T, R> {
   reject: (error: unknown) => void;
 }
 
-/** One item's outcome within a group that committed (or not) together. */
-export type Settled<R> = { ok: true; value: R } | { ok: false; error: unknown };
-
 /** Items committed together at most, so that one group's transaction stays short. */
 export const MAX_GROUP_SIZE = 128;
 /** Groups sent at once: the next waits at the connection while the last one's answers are written. */
@@ -19,7 +16,7 @@ export class GroupCommit<T, R> {
   private scheduled = false;
 
   constructor(
-    private readonly commit: (items: T[]) => Promise<Settled<R>[]>,
+    private readonly commit: (items: T[]) => Promise<PromiseSettledResult<R>[]>,
     private readonly maxGroupSize = MAX_GROUP_SIZE,
     private readonly maxInFlight = MAX_GROUPS_IN_FLIGHT,
   ) {}
@@ -51,8 +48,8 @@ export class GroupCommit<T, R> {
       const results = await this.commit(group.map((pending) => pending.item));
       group.forEach((pending, index) => {
         const result = results[index];
-        if (result.ok) pending.resolve(result.value);
-        else pending.reject(result.error);
+        if (result.status === 'fulfilled') pending.resolve(result.value);
+        else pending.reject(result.reason);
       });
     } catch (error) {
       group.forEach((pending) => pending.reject(error));

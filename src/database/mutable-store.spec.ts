@@ -67,7 +67,7 @@ function mutableStoreSpecs(where: string, env: () => Record<string, string>) {
       await owners(stores).get(id);
       await owners(stores).page({ limit: 1 });
     };
-    const reads = () => jest.spyOn(Connections.of(dataSource).reads, 'rows');
+    const reads = () => jest.spyOn(Connections.of(dataSource).reads, 'arrays');
 
     it('updates a row one version up; its instance answers the new version at once, from its cache after', async () => {
       const created = await newOwner('Ann');
@@ -115,10 +115,10 @@ function mutableStoreSpecs(where: string, env: () => Record<string, string>) {
     it('keeps nothing a change overtook: a read of the old row that ends after the change is not cached', async () => {
       const created = await newOwner('Ann');
       const { reads: sql } = Connections.of(dataSource);
-      const rows = sql.rows.bind(sql);
+      const arrays = sql.arrays.bind(sql);
       let updated: Owner | null = null;
-      jest.spyOn(sql, 'rows').mockImplementationOnce(async (text, params) => {
-        const old = await rows(text, params);
+      jest.spyOn(sql, 'arrays').mockImplementationOnce(async (text, params) => {
+        const old = await arrays(text, params);
         updated = await update(created.id, 'Anna');
         return old;
       });

@@ -1,8 +1,5 @@
-import type { DataSource } from 'typeorm';
 import type { DatabaseConfig } from '../config/app-config';
-import { databaseOutageCause, isBrokenConnection } from './outage';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+import { databaseOutageCause, isBrokenConnection, layers } from './outage';
 
 /** PostgreSQL: a refused connection or statement is tried again up to `outageWaitMs`: a restart is a wait, not a 503. */
 export class OutageWaiting {
@@ -22,7 +19,7 @@ export class OutageWaiting {
           throw error;
         this.waiting++;
         try {
-          await sleep(Math.min(25 * 2 ** attempt, 250, left));
+          await new Promise((resolve) => setTimeout(resolve, Math.min(25 * 2 ** attempt, 250, left)));
         } finally {
           this.waiting--;
         }
@@ -31,24 +28,11 @@ export class OutageWaiting {
   }
 }
 
-/** TypeORM's pool asks for a connection again while the database restarts. */
-export function installOutageWait(dataSource: DataSource, policy: OutageWaiting | undefined): void {
-  if (!policy) return;
-  const driver = dataSource.driver as unknown as { obtainMasterConnection: () => Promise<unknown> };
-  const obtain = driver.obtainMasterConnection.bind(driver);
-  driver.obtainMasterConnection = () => policy.retry(obtain, () => true);
-}
-
 /** The server shutting down (57P01-03) or TypeORM refusing a lost connection. */
-function surelyNotCommitted(error: unknown): boolean {
-  let layer = error as { code?: unknown; name?: unknown; driverError?: unknown } | undefined;
-  for (let depth = 0; layer && depth < 3; depth++) {
-    if (typeof layer.code === 'string' && /^57P0[1-3]$/.test(layer.code)) return true;
-    if (layer.name === 'QueryRunnerAlreadyReleasedError') return true;
-    layer = layer.driverError as typeof layer;
-  }
-  return false;
-}
+const surelyNotCommitted = (error: unknown) =>
+  [...layers(error)].some(
+    ({ code, name }) => /^57P0[1-3]$/.test(code) || name === 'QueryRunnerAlreadyReleasedError',
+  );
 
 /** Repeated only if it failed before COMMIT: a COMMIT without an answer may have committed. */
 export function retryUnlessCommitted<T>(

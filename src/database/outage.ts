@@ -28,7 +28,7 @@ const BROKEN_CONNECTION =
 
 const stringOf = (value: unknown) => (typeof value === 'string' ? value : '');
 
-function* layers(error: unknown): Generator<{ code: string; message: string; name: string }> {
+export function* layers(error: unknown): Generator<{ code: string; message: string; name: string }> {
   let current = error;
   for (let depth = 0; depth < 4 && current !== null && typeof current === 'object'; depth++) {
     const { code, message, name, driverError, cause, errors } = current as Record<string, unknown>;
@@ -51,16 +51,13 @@ export function databaseOutageCause(error: unknown): string | undefined {
 }
 
 /** PostgreSQL ended the transaction to break a deadlock, or a serialization failure: try it again. */
-export function isDeadlock(error: unknown): boolean {
-  for (const { code } of layers(error)) if (code === '40P01' || code === '40001') return true;
-  return false;
-}
+export const isDeadlock = (error: unknown) =>
+  [...layers(error)].some(({ code }) => code === '40P01' || code === '40001');
 
-export function isBrokenConnection(error: unknown): boolean {
-  for (const { code, message } of layers(error))
-    if (BROKEN_CONNECTION.test(code) || BROKEN_CONNECTION.test(message)) return true;
-  return false;
-}
+export const isBrokenConnection = (error: unknown) =>
+  [...layers(error)].some(
+    ({ code, message }) => BROKEN_CONNECTION.test(code) || BROKEN_CONNECTION.test(message),
+  );
 
 export function serviceUnavailable(message?: string): ApiException {
   return new ApiException('service_unavailable', message, undefined, {

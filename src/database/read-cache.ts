@@ -24,7 +24,8 @@ function entryBytes(entry: Row | Page<Row>): number {
 
 /** Rows by id and whole pages of every store, in one bounded LRU (docs/architecture.md). */
 export class ReadCache {
-  private readonly entries: LRUCache<string, Row | Page<Row>> | undefined;
+  /** None when `READ_CACHE_SIZE` is 0. */
+  readonly entries: LRUCache<string, Row | Page<Row>> | undefined;
 
   constructor(
     options: ReadCacheOptions,
@@ -39,26 +40,6 @@ export class ReadCache {
     const entry = this.entries?.get(key);
     this.metrics.readCache(kind, entry !== undefined);
     return entry as T | undefined;
-  }
-
-  set(key: string, entry: Row | Page<Row>): void {
-    this.entries?.set(key, entry);
-  }
-
-  delete(key: string): void {
-    this.entries?.delete(key);
-  }
-
-  clear(): void {
-    this.entries?.clear();
-  }
-
-  get size(): number {
-    return this.entries?.size ?? 0;
-  }
-
-  get bytes(): number {
-    return this.entries?.calculatedSize ?? 0;
   }
 }
 
@@ -98,13 +79,13 @@ export class TableCache {
   }
 
   keep(key: string, entry: Row | Page<Row>, seen: number): void {
-    if (this.changes === seen && this.trusted()) this.cache.set(key, entry);
+    if (this.changes === seen && this.trusted()) this.cache.entries?.set(key, entry);
   }
 
   /** Row `id` changed, here or elsewhere: it goes, and every page of the table. */
   drop(id: number): void {
     this.changes++;
-    this.cache.delete(this.rowKey(id));
+    this.cache.entries?.delete(this.rowKey(id));
   }
 
   dropAll(): void {

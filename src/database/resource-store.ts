@@ -9,8 +9,6 @@ import { ReadCache, ReadCacheOptions, TableCache } from './read-cache';
 import { Row, RowShape } from './rows';
 import type { UnitOfWork } from './unit-of-work';
 
-export type { Row } from './rows';
-
 /** A row that changes: `version` starts at 1 and grows by one with each change (its `ETag`). */
 export type VersionedRow = Row & { version: number };
 
@@ -18,11 +16,6 @@ export interface StoreOptions<E = never> {
   mutable?: boolean;
   /** Publishes each change as `<type>.created|updated|deleted`, with `data` the record as `answered`. */
   events?: { type: string; answered: (row: E) => object };
-}
-
-/** Whether this instance hears of every change to mutable tables (always, on SQLite's one process). */
-export interface ChangeSync {
-  live: boolean;
 }
 
 /** Columns a list is narrowed to (equality); an undefined value is no filter. */
@@ -40,32 +33,29 @@ export class ResourceStore<E extends Row> {
   private readonly shape: RowShape<E>;
   private readonly target: EntityTarget<E>;
   private readonly connections: Connections;
-  readonly cache: TableCache;
   private readonly drop = (id: number) => this.cache.drop(id);
 
   constructor(
     repository: Repository<E>,
-    cache: ReadCache,
-    readonly options: StoreOptions<E> = {},
-    sync: ChangeSync = { live: true },
+    readonly cache: TableCache,
+    readonly options: StoreOptions<E>,
   ) {
     this.target = repository.target;
     this.connections = Connections.of(repository.manager.connection);
     this.shape = this.connections.shape(repository.target);
     this.table = this.shape.table;
-    this.cache = new TableCache(this.table, cache, () => !options.mutable || sync.live);
     this.resource = repository.metadata.tableName.replaceAll('_', '-');
   }
 
   /** The row as committed (cached), or as `work`'s transaction sees it. */
   async get(id: number, work?: UnitOfWork): Promise<E | null> {
-    if (work) return this.first(await work.read(this.shape.byId(false), [id]));
+    if (work) return this.first(await work.arrays(this.shape.byId(false), [id]));
     const key = this.cache.rowKey(id);
     const cached = this.cache.get<E>('row', key);
     if (cached) return cached;
     const seen = this.cache.seen;
     const row = this.first(
-      await this.connections.repeatable(() => this.connections.reads.rows(this.shape.byId(false), [id])),
+      await this.connections.repeatable(() => this.connections.reads.arrays(this.shape.byId(false), [id])),
     );
     if (row) this.cache.keep(key, row, seen);
     return row;
@@ -133,7 +123,9 @@ export class ResourceStore<E extends Row> {
         if (fresh) return current;
         continue;
       }
-      const version = nextVersion(current.version);
+      // 409 past 2^53 − 1, where JSON's numbers (and the ETag) stop being exact.
+      const version = current.version + 1;
+      if (!Number.isSafeInteger(version)) throw new ApiException('version_limit_reached');
       const text = this.shape.compareAndSet(set.map(([name]) => name));
       const values = set.map(([name, value]) => this.shape.stored(name, value));
       if ((await work.change(text, [...values, version, id, current.version])) === 1) {
@@ -182,22 +174,16 @@ export class ResourceStore<E extends Row> {
 
   /** In `work`'s transaction; on PostgreSQL under the row's lock, held to commit. */
   private async locked(id: number, work: UnitOfWork): Promise<E | null> {
-    return this.first(await work.read(this.shape.byId(this.connections.reads.postgres), [id]));
+    return this.first(await work.arrays(this.shape.byId(this.connections.reads.postgres), [id]));
   }
 
-  private first(rows: Record<string, unknown>[]): E | null {
-    return rows.length === 0 ? null : this.shape.entity(rows[0]);
+  private first(rows: unknown[][]): E | null {
+    return rows.length === 0 ? null : this.shape.values(rows[0]);
   }
 
   private mutableOnly(): void {
     if (!this.options.mutable) throw new Error(`${this.table} is not a mutable store`);
   }
-}
-
-/** The version after `version`; 409 past 2^53 − 1, where JSON's numbers (and the ETag) stop being exact. */
-function nextVersion(version: number): number {
-  if (!Number.isSafeInteger(version + 1)) throw new ApiException('version_limit_reached');
-  return version + 1;
 }
 
 export const DATABASE_CONFIG = Symbol('DATABASE_CONFIG');
@@ -206,7 +192,8 @@ export const DATABASE_CONFIG = Symbol('DATABASE_CONFIG');
 export class ResourceStores {
   private readonly cache: ReadCache;
   private readonly stores = new Map<string, ResourceStore<Row>>();
-  private readonly sync: ChangeSync = { live: true };
+  /** Whether this instance hears of every change to mutable tables (always, on SQLite's one process). */
+  private live = true;
 
   constructor(
     @Inject(DATABASE_CONFIG) options: ReadCacheOptions,
@@ -219,7 +206,8 @@ export class ResourceStores {
     const table = repository.metadata.tablePath;
     let store = this.stores.get(table);
     if (!store) {
-      store = new ResourceStore(repository, this.cache, options, this.sync) as unknown as ResourceStore<Row>;
+      const cache = new TableCache(table, this.cache, () => !options.mutable || this.live);
+      store = new ResourceStore(repository, cache, options) as unknown as ResourceStore<Row>;
       this.stores.set(table, store);
     }
     if (Boolean(store.options.mutable) !== Boolean(options.mutable))
@@ -233,12 +221,12 @@ export class ResourceStores {
 
   /** While false, tables that change are not cached (changes may be missed); either way theirs goes. */
   hearsChanges(live: boolean): void {
-    this.sync.live = live;
+    this.live = live;
     for (const store of this.stores.values()) if (store.options.mutable) store.cache.dropAll();
   }
 
   /** For a table changed behind the stores' back (a bulk fix in SQL). */
   clearCache(): void {
-    this.cache.clear();
+    this.cache.entries?.clear();
   }
 }

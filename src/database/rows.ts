@@ -1,10 +1,6 @@
 import type { DataSource, EntityTarget, ObjectLiteral } from 'typeorm';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
 import { int64AsNumber } from '../common/validation/int64';
-import type { Sql } from './sql';
-
-/** Rows in one INSERT at most: well within SQLite's limit on parameters. */
-export const ROWS_PER_INSERT = 100;
 
 export type Row = ObjectLiteral & { id: number };
 
@@ -24,9 +20,7 @@ export class RowShape<E extends ObjectLiteral = Row> {
   readonly table: string;
   /** As statements name it (the search path finds its schema). */
   readonly name: string;
-  /** `"col" AS "property", ...`: every column of the entity. */
-  readonly select: string;
-  /** `"col", ...`: the same columns, for rows read as arrays (`values`). */
+  /** `"col", ...`: every column of the entity, for rows read as arrays (`values`). */
   readonly columnList: string;
   private readonly columns: ColumnMetadata[];
   private readonly byProperty: Map<string, ColumnMetadata>;
@@ -41,9 +35,6 @@ export class RowShape<E extends ObjectLiteral = Row> {
     this.name = `"${metadata.tableName}"`;
     this.columns = metadata.columns;
     this.byProperty = new Map(this.columns.map((column) => [column.propertyName, column]));
-    this.select = this.columns
-      .map((column) => `"${column.databaseName}" AS "${column.propertyName}"`)
-      .join(', ');
     this.columnList = this.columns.map((column) => `"${column.databaseName}"`).join(', ');
     this.convert = this.columns.map((column) =>
       !column.transformer && AS_STORED.has(column.type)
@@ -52,18 +43,6 @@ export class RowShape<E extends ObjectLiteral = Row> {
           ? asNumber
           : (value: unknown) => driver.prepareHydratedValue(value, column) as unknown,
     );
-  }
-
-  /** A row read with `select`, as the entity's properties. */
-  entity(raw: Record<string, unknown>): E {
-    for (let index = 0; index < this.columns.length; index++) {
-      const convert = this.convert[index];
-      if (convert) {
-        const name = this.columns[index].propertyName;
-        raw[name] = convert(raw[name]);
-      }
-    }
-    return raw as E;
   }
 
   /** A row read as the array of `columnList`, as the entity's properties. */
@@ -80,7 +59,7 @@ export class RowShape<E extends ObjectLiteral = Row> {
   byId(forUpdate: boolean): string {
     return this.text(
       `byId ${forUpdate}`,
-      () => `SELECT ${this.select} FROM ${this.name} WHERE "id" = ?${forUpdate ? ' FOR UPDATE' : ''}`,
+      () => `SELECT ${this.columnList} FROM ${this.name} WHERE "id" = ?${forUpdate ? ' FOR UPDATE' : ''}`,
     );
   }
 
@@ -115,21 +94,5 @@ export class RowShape<E extends ObjectLiteral = Row> {
   /** A property's value as its column stores it. */
   stored(property: string, value: unknown): unknown {
     return this.driver.preparePersistentValue(value, this.byProperty.get(property)!);
-  }
-}
-
-/** Rows never read back, in plain multi-row INSERTs: TypeORM's insert builder was a tenth of a create's CPU. */
-export async function insertRows(
-  sql: Sql,
-  shape: RowShape<ObjectLiteral>,
-  rows: readonly ObjectLiteral[],
-): Promise<void> {
-  const names = Object.keys(rows[0]);
-  const head = shape.insertHead(names);
-  const tuple = `(${names.map(() => '?').join(', ')})`;
-  for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) {
-    const chunk = rows.slice(start, start + ROWS_PER_INSERT);
-    const values = chunk.flatMap((row) => names.map((name) => shape.stored(name, row[name])));
-    await sql.run(`${head}${chunk.map(() => tuple).join(', ')}`, values);
   }
 }

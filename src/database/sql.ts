@@ -1,14 +1,27 @@
 import { createHash } from 'node:crypto';
 import type { Database, Statement } from 'better-sqlite3';
 
+type Mode = 'rows' | 'arrays' | 'run';
+
 /** Statements by their text, prepared once per connection, with `?` parameters on either database. */
-export interface Sql {
-  readonly postgres: boolean;
-  rows<T = Record<string, unknown>>(text: string, params: readonly unknown[]): Promise<T[]>;
+export abstract class Sql {
+  abstract readonly postgres: boolean;
+
+  rows<T = Record<string, unknown>>(text: string, params: readonly unknown[]): Promise<T[]> {
+    return this.send(text, params, 'rows') as Promise<T[]>;
+  }
+
   /** Rows as arrays of their columns' values, in the order selected: no object per row. */
-  arrays(text: string, params: readonly unknown[]): Promise<unknown[][]>;
+  arrays(text: string, params: readonly unknown[]): Promise<unknown[][]> {
+    return this.send(text, params, 'arrays') as Promise<unknown[][]>;
+  }
+
   /** The number of rows the statement changed. */
-  run(text: string, params: readonly unknown[]): Promise<number>;
+  run(text: string, params: readonly unknown[]): Promise<number> {
+    return this.send(text, params, 'run') as Promise<number>;
+  }
+
+  protected abstract send(text: string, params: readonly unknown[], mode: Mode): Promise<unknown>;
 }
 
 /** Texts kept per connection; past this many the oldest goes (a module's patches vary their SET). */
@@ -18,52 +31,31 @@ const KEPT_TEXTS = 500;
 export type OnFailure = (error: unknown, text: string) => void;
 
 /** On SQLite (better-sqlite3): each statement runs at once, on the event loop, in microseconds. */
-export class SqliteStatements implements Sql {
+export class SqliteStatements extends Sql {
   readonly postgres = false;
   private readonly kept = new Map<string, Statement<unknown[], unknown>>();
 
   constructor(
     private readonly database: Database,
     private readonly failed: OnFailure,
-  ) {}
-
-  rows<T>(text: string, params: readonly unknown[]): Promise<T[]> {
-    return this.send(text, () => this.statement(text).all(...params) as T[]);
+  ) {
+    super();
   }
 
-  arrays(text: string, params: readonly unknown[]): Promise<unknown[][]> {
-    return this.send(
-      text,
-      () =>
-        this.statement(text)
-          .raw(true)
-          .all(...params) as unknown[][],
-    );
-  }
-
-  run(text: string, params: readonly unknown[]): Promise<number> {
-    return this.send(text, () => {
-      const statement = this.statement(text);
-      return statement.reader ? statement.all(...params).length : statement.run(...params).changes;
-    });
-  }
-
-  private send<T>(text: string, work: () => T): Promise<T> {
+  protected send(text: string, params: readonly unknown[], mode: Mode): Promise<unknown> {
     try {
-      return Promise.resolve(work());
+      let statement = this.kept.get(text);
+      if (!statement) {
+        this.kept.set(text, (statement = this.database.prepare(text)));
+        if (this.kept.size > KEPT_TEXTS) this.kept.delete(this.kept.keys().next().value!);
+      }
+      if (mode === 'run' && !statement.reader) return Promise.resolve(statement.run(...params).changes);
+      const rows = statement.raw(mode === 'arrays').all(...params);
+      return Promise.resolve(mode === 'run' ? rows.length : rows);
     } catch (error) {
       this.failed(error, text);
       return Promise.reject(traced(error));
     }
-  }
-
-  private statement(text: string): Statement<unknown[], unknown> {
-    let statement = this.kept.get(text);
-    if (!statement) {
-      this.kept.set(text, (statement = this.database.prepare(text)));
-      if (this.kept.size > KEPT_TEXTS) this.kept.delete(this.kept.keys().next().value!);
-    } else if (statement.reader) statement.raw(false);
-    return statement;
   }
 }
 
@@ -87,48 +79,35 @@ export interface PgQueryable {
 
 const pgTexts = new Map<string, { name: string; text: string }>();
 
-/** `?` become `$1`, `$2`...; the name makes node-postgres prepare it once per connection. */
-function pgText(text: string): { name: string; text: string } {
-  let known = pgTexts.get(text);
-  if (!known) {
-    let n = 0;
-    known = {
-      name: `petstore_${createHash('sha1').update(text).digest('base64url').slice(0, 16)}`,
-      text: text.replace(/\?/g, () => `$${++n}`),
-    };
-    pgTexts.set(text, known);
-  }
-  return known;
-}
-
 /** On PostgreSQL: a pool (each of its connections prepares a text at its first use) or one client. */
-export class PostgresStatements implements Sql {
+export class PostgresStatements extends Sql {
   readonly postgres = true;
 
   constructor(
     private readonly client: PgQueryable,
     private readonly failed: OnFailure,
-  ) {}
-
-  async rows<T>(text: string, params: readonly unknown[]): Promise<T[]> {
-    return (await this.send(text, params)).rows as T[];
+  ) {
+    super();
   }
 
-  async arrays(text: string, params: readonly unknown[]): Promise<unknown[][]> {
-    return (await this.send(text, params, 'array')).rows as unknown[][];
-  }
-
-  async run(text: string, params: readonly unknown[]): Promise<number> {
-    return (await this.send(text, params)).rowCount ?? 0;
-  }
-
-  private async send(text: string, params: readonly unknown[], rowMode?: 'array') {
+  protected async send(text: string, params: readonly unknown[], mode: Mode): Promise<unknown> {
     try {
-      return await this.client.query({
-        ...pgText(text),
+      let known = pgTexts.get(text);
+      if (!known) {
+        // `?` become `$1`, `$2`...; the name makes node-postgres prepare it once per connection.
+        let n = 0;
+        known = {
+          name: `petstore_${createHash('sha1').update(text).digest('base64url').slice(0, 16)}`,
+          text: text.replace(/\?/g, () => `$${++n}`),
+        };
+        pgTexts.set(text, known);
+      }
+      const { rows, rowCount } = await this.client.query({
+        ...known,
         values: [...params],
-        ...(rowMode ? { rowMode } : {}),
+        ...(mode === 'arrays' ? { rowMode: 'array' as const } : {}),
       });
+      return mode === 'run' ? (rowCount ?? 0) : rows;
     } catch (error) {
       throw traced(error);
     }

@@ -1,23 +1,21 @@
 import type { QueryRunner } from 'typeorm';
 
-type Query = (...args: Parameters<QueryRunner['query']>) => Promise<unknown>;
-
 /**
  * TypeORM's SQLite driver sends every query down one connection, through one query runner, so a
  * query sent while a transaction is open would run inside it. While a transaction holds the gate,
  * the queries of that runner wait; the transaction's own go through a runner of its own.
  */
 export class SqliteGate {
-  private holding = false;
   private running = 0;
   private drained: (() => void) | undefined;
-  private released: Promise<void> = Promise.resolve();
+  /** While a transaction holds the gate: settled when it lets go. */
+  private released: Promise<void> | undefined;
   private turn: Promise<void> = Promise.resolve();
 
   constructor(shared: QueryRunner) {
-    const query: Query = shared.query.bind(shared);
-    shared.query = (async (...args: Parameters<Query>): Promise<unknown> => {
-      while (this.holding) await this.released;
+    const query = shared.query.bind(shared);
+    shared.query = (async (...args: Parameters<QueryRunner['query']>): Promise<unknown> => {
+      while (this.released) await this.released;
       this.running++;
       try {
         return await query(...args);
@@ -35,13 +33,12 @@ export class SqliteGate {
     await previous;
     let release!: () => void;
     this.released = new Promise((resolve) => (release = resolve));
-    this.holding = true;
     try {
       if (this.running > 0) await new Promise<void>((resolve) => (this.drained = resolve));
       this.drained = undefined;
       return await work();
     } finally {
-      this.holding = false;
+      this.released = undefined;
       release();
       finished();
     }

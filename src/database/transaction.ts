@@ -1,6 +1,9 @@
 import type { EntityManager, EntityTarget, ObjectLiteral } from 'typeorm';
-import { insertRows, ROWS_PER_INSERT, RowShape } from './rows';
+import type { RowShape } from './rows';
 import type { Sql } from './sql';
+
+/** Rows in one INSERT at most: well within SQLite's limit on parameters. */
+const ROWS_PER_INSERT = 100;
 
 interface PendingRow {
   values: readonly unknown[];
@@ -30,8 +33,12 @@ export class Transaction {
     private readonly shape: (target: EntityTarget<ObjectLiteral>) => RowShape<ObjectLiteral>,
   ) {}
 
-  insertRows(target: EntityTarget<ObjectLiteral>, rows: readonly ObjectLiteral[]): Promise<void> {
-    return insertRows(this.sql, this.shape(target), rows);
+  /** Rows never read back, in plain multi-row INSERTs: TypeORM's insert builder was a tenth of a create's CPU. */
+  async insertRows(target: EntityTarget<ObjectLiteral>, rows: readonly ObjectLiteral[]): Promise<void> {
+    const shape = this.shape(target);
+    const names = Object.keys(rows[0]);
+    const values = rows.map((row) => names.map((name) => shape.stored(name, row[name])));
+    await this.send(shape.insertHead(names), values, false);
   }
 
   /** PostgreSQL hands ids out before commit: held from the first insert to commit, a lock makes them visible in order. */
@@ -43,10 +50,7 @@ export class Transaction {
 
   /** Inserts a row into `table` (`head`: `INSERT INTO "t" ("a", "b") VALUES `), in id order; its id. */
   async insert(table: string, head: string, values: readonly unknown[]): Promise<number> {
-    if (!this.sql.postgres) {
-      await this.lock(table);
-      return (await this.send(head, [values]))[0];
-    }
+    if (!this.sql.postgres) return (await this.send(head, [values]))[0];
     const key = `${table} ${head}`;
     let pending = this.inserts.get(key);
     if (!pending) {
@@ -69,14 +73,10 @@ export class Transaction {
     for (const { table, head, rows } of inserts) {
       try {
         await this.lock(table);
-        const ids: number[] = [];
-        for (let start = 0; start < rows.length; start += ROWS_PER_INSERT)
-          ids.push(
-            ...(await this.send(
-              head,
-              rows.slice(start, start + ROWS_PER_INSERT).map((row) => row.values),
-            )),
-          );
+        const ids = await this.send(
+          head,
+          rows.map(({ values }) => values),
+        );
         rows.forEach((row, index) => row.resolve(ids[index]));
       } catch (error) {
         for (const row of rows) row.reject(error);
@@ -84,13 +84,26 @@ export class Transaction {
     }
   }
 
-  /** Ids are given in the order of the rows of one INSERT, whatever order RETURNING lists them in. */
-  private async send(head: string, rows: readonly (readonly unknown[])[]): Promise<number[]> {
-    const tuples = rows.map((values) => `(${values.map(() => '?').join(', ')})`).join(', ');
-    const returned = await this.sql.rows<{ id: number | string }>(
-      `${head}${tuples} RETURNING "id"`,
-      rows.flat(),
-    );
-    return returned.map(({ id }) => Number(id)).sort((a, b) => a - b);
+  /**
+   * Rows in INSERTs of `ROWS_PER_INSERT` at most; with `returning`, their ids, in the rows' order
+   * whatever order RETURNING lists them in.
+   */
+  private async send(
+    head: string,
+    rows: readonly (readonly unknown[])[],
+    returning = true,
+  ): Promise<number[]> {
+    const ids: number[] = [];
+    for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) {
+      const chunk = rows.slice(start, start + ROWS_PER_INSERT);
+      const tuple = `(${chunk[0].map(() => '?').join(', ')})`;
+      const text = `${head}${chunk.map(() => tuple).join(', ')}`;
+      if (!returning) await this.sql.run(text, chunk.flat());
+      else {
+        const returned = await this.sql.rows<{ id: number | string }>(`${text} RETURNING "id"`, chunk.flat());
+        ids.push(...returned.map(({ id }) => Number(id)));
+      }
+    }
+    return ids.sort((a, b) => a - b);
   }
 }

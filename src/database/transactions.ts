@@ -4,16 +4,14 @@ import { DataSource } from 'typeorm';
 import { AUDIT_LOG, AuditLog } from '../common/audit-context';
 import { EVENT_OUTBOX, EventOutbox } from '../common/event-outbox';
 import { Connections } from './connections';
-import { GroupCommit, MAX_GROUP_SIZE, MAX_GROUPS_IN_FLIGHT, Settled } from './group-commit';
+import { GroupCommit, MAX_GROUP_SIZE, MAX_GROUPS_IN_FLIGHT } from './group-commit';
 import { databaseOutageCause, isDeadlock, serviceUnavailable } from './outage';
 import { PgQueryable, PostgresStatements, Sql } from './sql';
 import { Transaction } from './transaction';
 import { UnitOfWork } from './unit-of-work';
 
-type Work<R> = (work: UnitOfWork) => Promise<R>;
-
 interface Member {
-  work: Work<unknown>;
+  work: (work: UnitOfWork) => Promise<unknown>;
   request?: object;
 }
 
@@ -22,7 +20,7 @@ interface Member {
  * again; `alone`: a statement failed and no one can say whose: each unit runs again on its own.
  */
 interface Attempt {
-  results: Settled<unknown>[];
+  results: PromiseSettledResult<unknown>[];
   undone?: number[];
   alone?: true;
 }
@@ -36,7 +34,7 @@ const endsAttempt = (error: unknown) => databaseOutageCause(error) !== undefined
 @Injectable()
 export class Transactions {
   /** PostgreSQL: tells other instances which rows changed, in the transaction (change-notices.ts). */
-  tell?: (sql: Sql, changed: ReadonlyMap<string, readonly number[]>) => Promise<unknown>;
+  tell?: (sql: Sql, changed: Transaction['changed']) => Promise<unknown>;
   private readonly groups: GroupCommit<Member, unknown>;
 
   constructor(
@@ -53,30 +51,27 @@ export class Transactions {
    * `work` in a transaction, for an API `request` (its changes are audited); resolves once that
    * has committed. Inside `work`, pass its unit of work on; never call `run` again.
    */
-  run<R>(work: Work<R>, request?: object): Promise<R> {
+  run<R>(work: (work: UnitOfWork) => Promise<R>, request?: object): Promise<R> {
     return this.groups.add({ work, request }) as Promise<R>;
   }
 
-  private async commit(members: Member[]): Promise<Settled<unknown>[]> {
-    const settled: Settled<unknown>[] = [];
+  private async commit(members: Member[]): Promise<PromiseSettledResult<unknown>[]> {
+    const settled: PromiseSettledResult<unknown>[] = [];
     let left = members.map((_, index) => index);
     for (let deadlocks = 0; left.length > 0;) {
       let attempt: Attempt;
       try {
         attempt = await this.attempt(left.map((index) => members[index]));
       } catch (error) {
-        if (!isDeadlock(error)) {
-          for (const index of left) settled[index] = { ok: false, error };
+        const deadlock = isDeadlock(error);
+        if (deadlock && ++deadlocks < DEADLOCK_RETRIES) continue;
+        // Still in another instance's way: each unit alone, and a conflict that will not clear is a 503.
+        if (deadlock && left.length > 1) attempt = { results: [], alone: true };
+        else {
+          const reason = deadlock ? serviceUnavailable() : error;
+          for (const index of left) settled[index] = { status: 'rejected', reason };
           break;
         }
-        if (++deadlocks < DEADLOCK_RETRIES) continue;
-        // Still in another instance's way: each unit alone, and a conflict that will not clear is a 503.
-        for (const index of left)
-          settled[index] =
-            left.length > 1
-              ? (await this.commit([members[index]]))[0]
-              : { ok: false, error: serviceUnavailable() };
-        break;
       }
       const { results, undone, alone } = attempt;
       if (alone) {
@@ -147,8 +142,7 @@ export class Transactions {
   private async flush(transaction: Transaction): Promise<void> {
     const { audit, events, changed, sql } = transaction;
     if (audit.length > 0) await transaction.insertRows(this.auditLog!.entity, audit);
-    if (changed.size > 0 && this.tell)
-      await this.tell(sql, new Map([...changed].map(([table, { ids }]) => [table, ids])));
+    if (changed.size > 0 && this.tell) await this.tell(sql, changed);
     if (events.length > 0) {
       await transaction.lock(this.outbox!.lockName);
       await transaction.insertRows(this.outbox!.entity, events);
@@ -162,33 +156,27 @@ export class Transactions {
  * round trip). A failed statement ends the transaction for all of them.
  */
 async function together(members: Member[], units: UnitOfWork[], transaction: Transaction): Promise<Attempt> {
-  const outcomes = await Promise.allSettled(members.map(({ work }, index) => work(units[index])));
-  const ended = outcomes.find((outcome) => outcome.status === 'rejected' && endsAttempt(outcome.reason));
+  const results = await Promise.allSettled(members.map(({ work }, index) => work(units[index])));
+  const ended = results.find((result) => result.status === 'rejected' && endsAttempt(result.reason));
   if (ended) throw (ended as PromiseRejectedResult).reason;
-  const results = outcomes.map((outcome): Settled<unknown> =>
-    outcome.status === 'fulfilled'
-      ? { ok: true, value: outcome.value }
-      : { ok: false, error: outcome.reason },
-  );
   if (transaction.failed && members.length > 1) return { results, alone: true };
-  const undone = results.flatMap((result, index) => (!result.ok && units[index].wrote ? [index] : []));
+  const undone = results.flatMap((result, index) =>
+    result.status === 'rejected' && units[index].wrote ? [index] : [],
+  );
   return undone.length > 0 ? { results, undone } : { results };
 }
 
 /** SQLite: one unit after another (each statement runs at once), up to one that fails after writing. */
 async function inTurn(members: Member[], units: UnitOfWork[]): Promise<Attempt> {
-  const results: Settled<unknown>[] = [];
+  const results: PromiseSettledResult<unknown>[] = [];
   for (const [index, { work }] of members.entries()) {
-    const result = await settle(work(units[index]));
-    if (!result.ok && endsAttempt(result.error)) throw result.error;
-    results.push(result);
-    if (!result.ok && units[index].wrote) return { results, undone: [index] };
+    try {
+      results.push({ status: 'fulfilled', value: await work(units[index]) });
+    } catch (reason) {
+      if (endsAttempt(reason)) throw reason;
+      results.push({ status: 'rejected', reason });
+      if (units[index].wrote) return { results, undone: [index] };
+    }
   }
   return { results };
 }
-
-const settle = <R>(work: Promise<R>): Promise<Settled<R>> =>
-  work.then(
-    (value) => ({ ok: true, value }),
-    (error: unknown) => ({ ok: false, error }),
-  );

@@ -6,7 +6,7 @@ import { AuditedChange, AuditLog } from '../common/audit-context';
 import { ApiException } from '../common/errors/api-exception';
 import { ChangeEvent, EventOutbox } from '../common/event-outbox';
 import { ResourceStores } from './resource-store';
-import * as rows from './rows';
+import { Transaction } from './transaction';
 import { Transactions } from './transactions';
 import { UnitOfWork } from './unit-of-work';
 
@@ -104,22 +104,22 @@ function unitOfWorkSpecs(where: string, env: () => Record<string, string>, postg
     const statuses = (results: PromiseSettledResult<unknown>[]) => results.map((result) => result.status);
 
     it('commits units that arrive together in one transaction, their audit and events one statement each', async () => {
-      const insertRows = jest.spyOn(rows, 'insertRows');
+      const insertRows = jest.spyOn(Transaction.prototype, 'insertRows');
       const created = await Promise.all(
         ['a', 'b', 'c', 'd'].map((name) => transactions.run((work) => create(name, work), request)),
       );
 
       expect(created.map((thing) => thing.id)).toEqual([1, 2, 3, 4]);
-      expect(insertRows.mock.calls.map(([, shape, inserted]) => [shape.name, inserted.length])).toEqual([
-        ['"uow_spec_audit"', 4],
-        ['"uow_spec_events"', 4],
+      expect(insertRows.mock.calls.map(([target, inserted]) => [target, inserted.length])).toEqual([
+        [AuditRow, 4],
+        [EventRow, 4],
       ]);
       expect(await dataSource.getRepository(AuditRow).count()).toBe(4);
       expect(committedEvents).toBe(1);
     });
 
     it('fails a unit refused before it wrote alone; the others commit in the same transaction', async () => {
-      const insertRows = jest.spyOn(rows, 'insertRows');
+      const insertRows = jest.spyOn(Transaction.prototype, 'insertRows');
       const results = await Promise.allSettled(
         ['a', 'b', 'c'].map((name) =>
           transactions.run(async (work) => {

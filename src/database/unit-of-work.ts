@@ -36,28 +36,23 @@ export class UnitOfWork {
     return this.transaction.sql.rows<T>(text, params).catch((error: unknown) => this.failed(error));
   }
 
+  arrays(text: string, params: readonly unknown[]): Promise<unknown[][]> {
+    return this.transaction.sql.arrays(text, params).catch((error: unknown) => this.failed(error));
+  }
+
   /** A statement that writes; the number of rows it changed. */
-  async change(text: string, params: readonly unknown[]): Promise<number> {
-    const changed = await this.transaction.sql
-      .run(text, params)
-      .catch((error: unknown) => this.failed(error));
-    this.wrote = true;
-    return changed;
+  change(text: string, params: readonly unknown[]): Promise<number> {
+    return this.writes(this.transaction.sql.run(text, params));
   }
 
   /** A row for `table` (`head`: `INSERT INTO "t" ("a", "b") VALUES `), in id order; its id. */
-  async insert(table: string, head: string, values: readonly unknown[]): Promise<number> {
-    const id = await this.transaction
-      .insert(table, head, values)
-      .catch((error: unknown) => this.failed(error));
-    this.wrote = true;
-    return id;
+  insert(table: string, head: string, values: readonly unknown[]): Promise<number> {
+    return this.writes(this.transaction.insert(table, head, values));
   }
 
   /** Rows never read back, now (a fan-out's deliveries). */
   async insertRows(target: EntityTarget<ObjectLiteral>, rows: readonly ObjectLiteral[]): Promise<void> {
-    await this.transaction.insertRows(target, rows).catch((error: unknown) => this.failed(error));
-    this.wrote = true;
+    await this.writes(this.transaction.insertRows(target, rows));
   }
 
   /** PostgreSQL: an advisory lock held to commit, so that units taking it run one after another (SQLite's writes always do). */
@@ -72,9 +67,8 @@ export class UnitOfWork {
       );
   }
 
-  publish(...events: ChangeEvent[]): void {
-    if (this.outbox)
-      for (const event of events) this.transaction.events.push(this.outbox.entry(event, this.at));
+  publish(event: ChangeEvent): void {
+    if (this.outbox) this.transaction.events.push(this.outbox.entry(event, this.at));
   }
 
   /** Row `id` of `table` changed: other instances are told, and `drop` runs once the transaction ends. */
@@ -87,6 +81,12 @@ export class UnitOfWork {
   /** `done` runs once the transaction has committed; never if it rolls back. */
   afterCommit(done: () => void): void {
     this.transaction.committed.push(done);
+  }
+
+  private async writes<T>(write: Promise<T>): Promise<T> {
+    const result = await write.catch((error: unknown) => this.failed(error));
+    this.wrote = true;
+    return result;
   }
 
   private failed(error: unknown): never {
