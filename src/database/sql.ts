@@ -109,6 +109,7 @@ export class PostgresStatements extends Sql {
       });
       return mode === 'run' ? (rowCount ?? 0) : rows;
     } catch (error) {
+      this.failed(error, text);
       throw traced(error);
     }
   }
