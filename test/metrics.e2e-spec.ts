@@ -1,5 +1,7 @@
 import request from 'supertest';
+import { DataSource } from 'typeorm';
 import { ApiKeysService } from '../src/auth/api-keys.service';
+import { Connections } from '../src/database/connections';
 import { Metrics } from '../src/observability/metrics';
 import { MetricsListener } from '../src/observability/metrics-listener';
 import { AUTH, TEST_DATABASE_URL, useApp, withApp } from './support/app';
@@ -108,6 +110,16 @@ describe('metrics on (METRICS_PORT=0)', () => {
       expect(text).not.toContain('db_client_connections');
     }
     expect(text).not.toContain(revoked);
+  });
+
+  it("count each failed statement, TypeORM's and the service's own prepared ones", async () => {
+    const series = `db_client_query_errors_total{db_system="${TEST_DATABASE_URL ? 'postgresql' : 'sqlite'}"}`;
+    const before = sample(await scrape(api.app), series)!;
+    const dataSource = api.app.get(DataSource);
+    // Fails as it runs: TypeORM's SQLite runner tells its logger of that, not of a statement it cannot prepare.
+    await expect(dataSource.query('INSERT INTO pets (name) VALUES (NULL)')).rejects.toThrow();
+    await expect(Connections.of(dataSource).reads.rows('SELECT * FROM no_such_table', [])).rejects.toThrow();
+    expect(sample(await scrape(api.app), series)).toBe(before + 2);
   });
 });
 
