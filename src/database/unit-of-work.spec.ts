@@ -57,14 +57,12 @@ const auditLog: AuditLog = {
   }),
 };
 
-function outboxOf(committed: () => void): EventOutbox {
-  return {
-    entity: EventRow,
-    lockName: 'uow_spec_events',
-    entry: ({ type }: ChangeEvent) => ({ type }),
-    committed,
-  };
-}
+const outboxOf = (committed: () => void): EventOutbox => ({
+  entity: EventRow,
+  lockName: 'uow_spec_events',
+  entry: ({ type }: ChangeEvent) => ({ type }),
+  committed,
+});
 
 const refused = () => new ApiException('invalid_transition');
 const request = {};
@@ -75,15 +73,12 @@ function unitOfWorkSpecs(where: string, env: () => Record<string, string>, postg
     let transactions: Transactions;
     let stores: ResourceStores;
     let committedEvents: number;
+    const outbox = () => outboxOf(() => committedEvents++);
 
     beforeEach(async () => {
       dataSource = await openEntitiesDatabase([Thing, Note, AuditRow, EventRow], env());
       committedEvents = 0;
-      transactions = new Transactions(
-        dataSource,
-        auditLog,
-        outboxOf(() => committedEvents++),
-      );
+      transactions = new Transactions(dataSource, auditLog, outbox());
       stores = new ResourceStores({ readCacheSize: 100, readCacheMegabytes: 1 });
     });
 
@@ -192,11 +187,7 @@ function unitOfWorkSpecs(where: string, env: () => Record<string, string>, postg
       'runs again a transaction PostgreSQL ended to break a deadlock with another instance: both commit',
       async () => {
         const shared = await transactions.run((work) => create('shared', work));
-        const other = new Transactions(
-          dataSource,
-          auditLog,
-          outboxOf(() => committedEvents++),
-        );
+        const other = new Transactions(dataSource, auditLog, outbox());
         let arrived = 0;
         let allHere!: () => void;
         const together = new Promise<void>((resolve) => (allHere = resolve));
@@ -223,12 +214,8 @@ function unitOfWorkSpecs(where: string, env: () => Record<string, string>, postg
 
         expect(statuses(results)).toEqual(['fulfilled', 'fulfilled']);
         const made = await dataSource.getRepository(Thing).find({ order: { id: 'ASC' } });
-        expect(
-          made
-            .slice(1)
-            .map((thing) => thing.name)
-            .sort(),
-        ).toEqual(['a', 'b']);
+        const renamed = made.slice(1).map((thing) => thing.name);
+        expect(renamed.sort()).toEqual(['a', 'b']);
         expect(made[0]).toMatchObject({ id: shared.id, name: expect.stringMatching(/^[ab]$/), version: 3 });
       },
     );
