@@ -9,6 +9,7 @@ import {
 import type { Request, Response } from 'express';
 import { ApiException, validationFailed } from '../common/errors/api-exception';
 import { insufficientScopeChallenge } from '../common/errors/bearer-challenge';
+import type { AnyErrorCode } from '../common/errors/error-codes';
 import { ApiErrors } from '../common/openapi/api-errors.decorator';
 import { ApiResource } from '../common/openapi/api-resource.decorator';
 import { locationHeaderDocs, MERGE_PATCH } from '../common/openapi/headers';
@@ -76,6 +77,10 @@ const mayManage = (req: Request, vocabulary: Vocabulary) => (key: ApiKeyEntity) 
     key.scopes === EVERY_SCOPE ? vocabulary.scopes : key.scopes.split(' '),
     'manage a key with the scope',
   );
+
+/** The answers of a change with a body, its 409s among them. */
+const ChangeErrors = (...conflicts: AnyErrorCode[]) =>
+  ApiErrors([400, 401, 404, ...conflicts, 413, 415, 429, 500, 503]);
 
 const time = (value: string | null | undefined) =>
   value === undefined || value === null ? value : parseDateTime(value);
@@ -155,19 +160,7 @@ export class ApiKeysController {
   @ApiConsumes(MERGE_PATCH)
   @ApiBody({ type: ApiKeyPatchDto })
   @ApiOkResponse({ type: ApiKeyDto, description: 'The API key as changed.' })
-  @ApiErrors([
-    400,
-    401,
-    404,
-    AUTH_ERRORS.api_key_revoked,
-    AUTH_ERRORS.last_key_manager,
-    AUTH_ERRORS.api_key_changed,
-    413,
-    415,
-    429,
-    500,
-    503,
-  ])
+  @ChangeErrors(AUTH_ERRORS.api_key_revoked, AUTH_ERRORS.last_key_manager, AUTH_ERRORS.api_key_changed)
   async updateApiKey(
     @IdParam(KEYS) id: number,
     @Body() patch: ApiKeyPatchDto,
@@ -195,18 +188,7 @@ export class ApiKeysController {
   @HttpCode(200)
   @ApiIdParam(KEYS.param, KEYS.noun)
   @ApiOkResponse({ type: ApiKeyWithSecretDto, description: `The new secret. ${SECRET_ONCE}` })
-  @ApiErrors([
-    400,
-    401,
-    404,
-    AUTH_ERRORS.api_key_revoked,
-    AUTH_ERRORS.api_key_changed,
-    413,
-    415,
-    429,
-    500,
-    503,
-  ])
+  @ChangeErrors(AUTH_ERRORS.api_key_revoked, AUTH_ERRORS.api_key_changed)
   async rotateApiKey(
     @IdParam(KEYS) id: number,
     @Body() body: RotateApiKeyDto,
