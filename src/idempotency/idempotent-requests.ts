@@ -52,14 +52,13 @@ export class IdempotentRequests {
     const match = typeof header === 'string' ? IDEMPOTENCY_KEY_FORMAT.exec(header) : null;
     const key = match ? (match[1] ?? match[2]) : undefined;
     const owner = callerOf(request)?.owner;
-    if (key === undefined || owner === undefined) {
+    if (key === undefined || owner === undefined)
       throw validationFailed([
         {
           field: IDEMPOTENCY_KEY_HEADER,
           message: 'Idempotency-Key must be one string of 1 to 255 visible ASCII characters',
         },
       ]);
-    }
     const claim = await this.idempotency
       .claim(owner, key, requestDigest(request.body))
       .catch((error: unknown) => {
@@ -74,29 +73,24 @@ export class IdempotentRequests {
       if (claim.response.location) response.location(claim.response.location);
       return claim.response.body as T;
     }
-    const record: RecordResponse = (work, stored) =>
-      this.idempotency.complete(claim.claimed, stored, work.manager);
     // A failed renewal is retried at the next tick; a claim lost meanwhile fails `complete`.
     const renewal = setInterval(
       () => void this.idempotency.renew(claim.claimed).catch(() => undefined),
       LEASE_RENEWAL_MS,
     ).unref();
-    const body = await operation(record)
+    return operation((work, stored) => this.idempotency.complete(claim.claimed, stored, work.manager))
       .finally(() => clearInterval(renewal))
       .catch(async (error: unknown) => {
         // Had the operation committed after all, the key is "done" and stays: release spares it.
-        await this.idempotency
-          .release(claim.claimed)
-          .catch((releaseError: unknown) =>
-            this.warn(
-              request,
-              'could not release an Idempotency-Key after a failed request (retrying in the background)',
-              releaseError,
-            ),
+        await this.idempotency.release(claim.claimed).catch((releaseError: unknown) => {
+          const reason = releaseError instanceof Error ? releaseError.message : String(releaseError);
+          this.logger.warn(
+            { reqId: requestIdOf(request) },
+            `could not release an Idempotency-Key after a failed request (retrying in the background): ${reason}`,
           );
+        });
         throw error;
       });
-    return body;
   }
 
   /** `insert` in a unit of work for the request; with a key, its answer commits with the row. */
@@ -120,10 +114,5 @@ export class IdempotentRequests {
       response.location(resourceLocation(collection, created.id));
       return toBody(created);
     });
-  }
-
-  private warn(request: Request, message: string, error: unknown): void {
-    const reason = error instanceof Error ? error.message : String(error);
-    this.logger.warn({ reqId: requestIdOf(request) }, `${message}: ${reason}`);
   }
 }
