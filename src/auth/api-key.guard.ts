@@ -15,8 +15,7 @@ import { TOKEN68 } from '../common/validation/api-key-format';
 import {
   BEARER_CHALLENGE,
   EXPIRED_TOKEN_CHALLENGE,
-  insufficientScopeChallenge,
-  insufficientScopeMessage,
+  insufficientScope,
   INVALID_TOKEN_CHALLENGE,
 } from '../common/errors/bearer-challenge';
 import { collectionScope, EVERY_SCOPE, REQUIRED_SCOPE } from '../common/scopes';
@@ -143,8 +142,6 @@ export class ScopeGuard implements CanActivate {
     const caller = callerOf(context.switchToHttp().getRequest<Request>());
     if (scope === null || (caller && holds(caller.scopes, scope))) return true;
     this.metrics.authFailure('insufficient_scope');
-    throw new ApiException('insufficient_scope', insufficientScopeMessage(scope), undefined, {
-      'WWW-Authenticate': insufficientScopeChallenge(scope),
-    });
+    throw insufficientScope(scope);
   }
 }

@@ -8,7 +8,7 @@ import {
 } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { ApiException, validationFailed } from '../common/errors/api-exception';
-import { insufficientScopeChallenge } from '../common/errors/bearer-challenge';
+import { insufficientScope } from '../common/errors/bearer-challenge';
 import type { AnyErrorCode } from '../common/errors/error-codes';
 import { ApiErrors } from '../common/openapi/api-errors.decorator';
 import { ApiResource } from '../common/openapi/api-resource.decorator';
@@ -61,13 +61,8 @@ function knownScopes(vocabulary: Vocabulary, scopes: readonly string[] | undefin
 function mayGrant(req: Request, scopes: Iterable<string> | undefined, what = 'grant the scope'): void {
   const held = callerOf(req)!.scopes;
   const lacking = [...(scopes ?? [])].find((scope) => !holds(held, scope));
-  if (lacking === undefined) return;
-  throw new ApiException(
-    'insufficient_scope',
-    `The API key cannot ${what} ${lacking}, which it lacks.`,
-    undefined,
-    { 'WWW-Authenticate': insufficientScopeChallenge(lacking) },
-  );
+  if (lacking !== undefined)
+    throw insufficientScope(lacking, `The API key cannot ${what} ${lacking}, which it lacks.`);
 }
 
 /** No key gets another's powers by rotating, changing or revoking it: the caller holds every scope of the key. */

@@ -15,8 +15,8 @@ import {
   UpdateOperation,
 } from '../common/openapi/operations';
 import { setNextLink } from '../common/pagination/next-link';
-import { ApiException, validationFailed } from '../common/errors/api-exception';
-import { insufficientScopeChallenge } from '../common/errors/bearer-challenge';
+import { validationFailed } from '../common/errors/api-exception';
+import { insufficientScope } from '../common/errors/bearer-challenge';
 import { RequiredScope, Vocabulary, VOCABULARY } from '../common/scopes';
 import { holds } from '../auth/api-keys.service';
 import { callerOf } from '../auth/caller';
@@ -69,13 +69,11 @@ function mayReceive(req: Request, { eventTypes }: Vocabulary, patterns: readonly
   const lacking = [...eventTypes]
     .filter(([type, scope]) => patterns.some((pattern) => matchesType(pattern, type)) && !holds(held, scope))
     .map(([, scope]) => scope)[0];
-  if (lacking === undefined) return;
-  throw new ApiException(
-    'insufficient_scope',
-    `The API key cannot have events sent that it may not read: they need the scope ${lacking}.`,
-    undefined,
-    { 'WWW-Authenticate': insufficientScopeChallenge(lacking) },
-  );
+  if (lacking !== undefined)
+    throw insufficientScope(
+      lacking,
+      `The API key cannot have events sent that it may not read: they need the scope ${lacking}.`,
+    );
 }
 
 @ApiResource(

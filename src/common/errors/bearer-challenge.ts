@@ -1,3 +1,5 @@
+import { ApiException } from './api-exception';
+
 export const REALM = 'petstore';
 
 /** The `WWW-Authenticate` challenges of a 401 without a key and with a wrong one (RFC 6750). */
@@ -8,3 +10,9 @@ export const insufficientScopeChallenge = (scope: string): string =>
   `${BEARER_CHALLENGE}, error="insufficient_scope", scope="${scope}"`;
 export const insufficientScopeMessage = (scope: string): string =>
   `The API key lacks the scope ${scope}, which this operation needs.`;
+
+/** The 403 of a key that lacks `scope`, with the challenge that names it. */
+export const insufficientScope = (scope: string, message = insufficientScopeMessage(scope)): ApiException =>
+  new ApiException('insufficient_scope', message, undefined, {
+    'WWW-Authenticate': insufficientScopeChallenge(scope),
+  });
