@@ -19,8 +19,7 @@ import { resourceLocation } from '../common/resource-location';
 import { EVERY_SCOPE, RequiredScope, unknownScope, Vocabulary, VOCABULARY } from '../common/scopes';
 import { parseDateTime } from '../common/validation/date-time';
 import { ApiIdParam } from '../common/validation/id.pipe';
-import { ApiKeyError, ApiKeysService, DEFAULT_GRACE_MS, holds } from './api-keys.service';
-import { ApiKeyEntity } from './api-key.entity';
+import { ApiKeyError, ApiKeysService, DEFAULT_GRACE_MS, holds, KeyWrite } from './api-keys.service';
 import { AUTH_ERRORS } from './auth.errors';
 import { callerOf } from './caller';
 import {
@@ -66,12 +65,15 @@ function mayGrant(req: Request, scopes: Iterable<string> | undefined, what = 'gr
 }
 
 /** No key gets another's powers by rotating, changing or revoking it: the caller holds every scope of the key. */
-const mayManage = (req: Request, vocabulary: Vocabulary) => (key: ApiKeyEntity) =>
-  mayGrant(
-    req,
-    key.scopes === EVERY_SCOPE ? vocabulary.scopes : key.scopes.split(' '),
-    'manage a key with the scope',
-  );
+const managedBy = (req: Request, vocabulary: Vocabulary): KeyWrite => ({
+  request: req,
+  check: (key) =>
+    mayGrant(
+      req,
+      key.scopes === EVERY_SCOPE ? vocabulary.scopes : key.scopes.split(' '),
+      'manage a key with the scope',
+    ),
+});
 
 /** The answers of a change with a body, its 409s among them. */
 const ChangeErrors = (...conflicts: AnyErrorCode[]) =>
@@ -165,10 +167,7 @@ export class ApiKeysController {
     mayGrant(req, patch.scopes);
     const change = { ...patch, expiresAt: time(patch.expiresAt) };
     return ApiKeyDto.fromEntity(
-      await answered(
-        () => this.keys.update(String(id), change, { request: req, check: mayManage(req, this.vocabulary) }),
-        id,
-      ),
+      await answered(() => this.keys.update(String(id), change, managedBy(req, this.vocabulary)), id),
     );
   }
 
@@ -191,10 +190,7 @@ export class ApiKeysController {
   ): Promise<ApiKeyWithSecretDto> {
     const graceMs = body.graceSeconds === undefined ? DEFAULT_GRACE_MS : body.graceSeconds * 1000;
     return ApiKeyWithSecretDto.of(
-      await answered(
-        () => this.keys.rotate(String(id), graceMs, { request: req, check: mayManage(req, this.vocabulary) }),
-        id,
-      ),
+      await answered(() => this.keys.rotate(String(id), graceMs, managedBy(req, this.vocabulary)), id),
     );
   }
 
@@ -210,9 +206,6 @@ export class ApiKeysController {
   @ApiNoContentResponse({ description: 'The API key is revoked.' })
   @ApiErrors([400, 401, 404, AUTH_ERRORS.last_key_manager, AUTH_ERRORS.api_key_changed, 429, 500, 503])
   async revokeApiKey(@IdParam(KEYS) id: number, @Req() req: Request): Promise<void> {
-    await answered(
-      () => this.keys.revoke(String(id), { request: req, check: mayManage(req, this.vocabulary) }),
-      id,
-    );
+    await answered(() => this.keys.revoke(String(id), managedBy(req, this.vocabulary)), id);
   }
 }
