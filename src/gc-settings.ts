@@ -26,9 +26,8 @@ const PRETENURING = /^--(no-?|no_)?allocation[-_]site[-_]pretenuring(=|$)/;
 export function gcFlags(context: GcContext): string[] {
   const all = [...context.execArgv, ...context.nodeOptions.split(/\s+/)];
   const flags: string[] = [];
-  if (!given(context.execArgv, GROWTH) && !given(all, HEAP_LIMIT)) {
+  if (!given(context.execArgv, GROWTH) && !given(all, HEAP_LIMIT))
     flags.push(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
-  }
   if (context.cpus <= 1 && !given(context.execArgv, MARKING)) flags.push('--no-concurrent-marking');
   if (!given(context.execArgv, PRETENURING)) flags.push('--no-allocation-site-pretenuring');
   return flags;

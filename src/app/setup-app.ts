@@ -94,12 +94,11 @@ export async function createApp(
   app.setGlobalPrefix(API_PREFIX, {
     exclude: [{ path: `${HEALTH_PATH}/{*probe}`, method: RequestMethod.GET }],
   });
-  if (config.docs.swaggerEnabled) {
+  if (config.docs.swaggerEnabled)
     SwaggerModule.setup(DOCS_PATH, app, () => buildOpenApiDocument(app, config), {
       jsonDocumentUrl: `${DOCS_PATH}-json`,
       yamlDocumentUrl: `${DOCS_PATH}-yaml`,
       swaggerOptions: { persistAuthorization: true },
     });
-  }
   return app;
 }

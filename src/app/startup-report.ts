@@ -38,9 +38,8 @@ export function reportStart(app: NestExpressApplication, config: AppConfig): voi
   const logger = app.get<PinoLogger>(ROOT_LOGGER);
   if (config.http.trustProxy === true) logger.warn(TRUST_ANY_PROXY);
   if (config.events.allowPrivateNetworks) logger.warn(PRIVATE_WEBHOOKS);
-  if (config.rateLimit.enabled && config.rateLimit.redisUrl === null && config.database.url !== null) {
+  if (config.rateLimit.enabled && config.rateLimit.redisUrl === null && config.database.url !== null)
     logger.warn('REDIS_URL is not set: rate limits are counted per instance, not shared');
-  }
   if (config.nodeEnv === 'production') {
     logger.info(facts, `Pet Store API listening on ${facts.url}`);
     return;

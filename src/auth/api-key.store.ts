@@ -15,9 +15,8 @@ export class ApiKeyStore {
 
   ownerOf(candidate: Buffer): string | undefined {
     let match = -1;
-    for (let index = 0; index < this.digests.length; index++) {
+    for (let index = 0; index < this.digests.length; index++)
       if (timingSafeEqual(candidate, this.digests[index])) match = index;
-    }
     return match === -1 ? undefined : this.owners[match];
   }
 }

@@ -15,11 +15,10 @@ export async function setUpKeys(
 ): Promise<KeySetup> {
   if (config.auth.apiKeys.length > 0) return { source: 'environment' };
   if (await apiKeys.hasUsableManager()) return { source: 'stored' };
-  if (config.nodeEnv === 'production') {
+  if (config.nodeEnv === 'production')
     throw new ConfigError([
       'no API key can manage keys: set API_KEYS or create one with `npm run apikey -- create --name <admin>` (production never generates a bootstrap key)',
     ]);
-  }
   const { key } = await apiKeys.create(BOOTSTRAP_KEY_NAME);
   return { source: 'generated', newKey: key };
 }

@@ -194,9 +194,8 @@ export async function apiKeyCli(
   }
 }
 
-if (require.main === module) {
+if (require.main === module)
   void apiKeyCli(process.argv.slice(2), configFromEnvironment('apikey'), {
     out: (line) => console.log(line),
     err: (line) => console.error(line),
   }).then((status) => process.exit(status));
-}

@@ -209,9 +209,8 @@ export function loadConfig(env: Record<string, string | undefined>): AppConfig {
     ),
   );
   const { node, postgres, http, database, metrics, ...rest } = slices;
-  if (metrics.port !== null && metrics.port !== 0 && metrics.port === http.port) {
+  if (metrics.port !== null && metrics.port !== 0 && metrics.port === http.port)
     problems.push(`METRICS_PORT must differ from PORT (both ${http.port}): metrics have their own listener`);
-  }
   if (problems.length > 0) throw new ConfigError(problems);
   http.corsOrigins = http.corsOrigins.map((origin) => new URL(origin).origin);
   if (database.path !== ':memory:' && !isAbsolute(database.path)) database.path = resolve(database.path);

@@ -108,9 +108,8 @@ const SINGLE_HEADER_LENGTHS = new Set(Object.keys(SINGLE_HEADERS).map((name) => 
 
 /** HTTP/1.1 needs Host (RFC 9112 §3.2); a header that is not a list must not repeat (RFC 9110 §5.3). */
 export function checkRequestHeaders(req: Request, _res: Response, next: NextFunction): void {
-  if (req.httpVersion === '1.1' && req.headers.host === undefined) {
+  if (req.httpVersion === '1.1' && req.headers.host === undefined)
     return next(new ApiException('bad_request', 'An HTTP/1.1 request must carry a Host header.'));
-  }
   const raw = req.rawHeaders;
   let seen = 0;
   for (let index = 0; index < raw.length; index += 2) {
@@ -118,9 +117,8 @@ export function checkRequestHeaders(req: Request, _res: Response, next: NextFunc
     const name = raw[index].toLowerCase();
     const bit = Object.hasOwn(SINGLE_HEADERS, name) ? SINGLE_HEADERS[name] : 0;
     if (bit === 0) continue;
-    if ((seen & bit) !== 0) {
+    if ((seen & bit) !== 0)
       return next(new ApiException('bad_request', `The ${name} header must not be sent more than once.`));
-    }
     seen |= bit;
   }
   next();

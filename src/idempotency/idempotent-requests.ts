@@ -16,13 +16,12 @@ export type RecordResponse = (work: UnitOfWork, response: StoredResponse) => Pro
 export function requestDigest(body: unknown): string {
   const canonical = (value: unknown): unknown => {
     if (Array.isArray(value)) return value.map(canonical);
-    if (value !== null && typeof value === 'object') {
+    if (value !== null && typeof value === 'object')
       return Object.fromEntries(
         Object.keys(value)
           .sort()
           .map((key) => [key, canonical((value as Record<string, unknown>)[key])]),
       );
-    }
     return value;
   };
   return createHash('sha256')

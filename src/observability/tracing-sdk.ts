@@ -28,9 +28,8 @@ const SECRET_ATTRIBUTE = /authorization|cookie|api[-_.]?key|password|token|secre
 export function redactSpanAttributes(attributes: Record<string, unknown>): void {
   for (const [name, value] of Object.entries(attributes)) {
     if (SECRET_ATTRIBUTE.test(name)) attributes[name] = REDACTED;
-    else if (typeof value === 'string' && URL_ATTRIBUTES.has(name)) {
+    else if (typeof value === 'string' && URL_ATTRIBUTES.has(name))
       attributes[name] = name === 'url.query' ? redactUrl(`?${value}`).slice(1) : redactUrl(value);
-    }
   }
 }
 

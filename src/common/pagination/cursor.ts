@@ -33,8 +33,7 @@ export function decodeCursor(raw: string, filter: string | null | undefined, fil
   const [version, afterId, cursorFilter] = Array.isArray(decoded) ? (decoded as unknown[]) : [];
   if (version !== VERSION || !Number.isSafeInteger(afterId) || (afterId as number) < 0)
     throw invalid(NOT_OURS);
-  if (cursorFilter !== (filter ?? null)) {
+  if (cursorFilter !== (filter ?? null))
     throw invalid(`cursor belongs to a list with another ${filterName ? `${filterName} ` : ''}filter`);
-  }
   return { afterId: afterId as number, filter: filter ?? null };
 }

@@ -14,14 +14,12 @@ export class IdPipe implements PipeTransform<string, number> {
   transform(raw: string): number {
     const digits = /^(-?)0*(\d{1,19})$/.exec(raw);
     const id = digits ? BigInt(digits[1] + digits[2]) : undefined;
-    if (id === undefined || id < -(2n ** 63n) || id >= 2n ** 63n) {
+    if (id === undefined || id < -(2n ** 63n) || id >= 2n ** 63n)
       throw validationFailed([
         { field: this.field, message: `${this.field} must be a decimal integer (int64)` },
       ]);
-    }
-    if (id < 1n || id > BigInt(MAX_EXACT_INTEGER)) {
+    if (id < 1n || id > BigInt(MAX_EXACT_INTEGER))
       throw new ApiException('not_found', `No ${this.resource} has this id.`);
-    }
     return Number(id);
   }
 }

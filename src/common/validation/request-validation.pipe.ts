@@ -62,19 +62,17 @@ export class RequestValidationPipe implements PipeTransform {
       this.declaredProperties.set(dto, known);
     }
     const unknown = Object.keys(value).filter((key) => !known.has(key));
-    if (unknown.length > 0) {
+    if (unknown.length > 0)
       throw validationFailed(
         unknown.slice(0, 10).map((key) => ({
           field: key.slice(0, 64),
           message: `${key.slice(0, 64)} is not an allowed property`,
         })),
       );
-    }
-    if (depthExceeds(value, MAX_BODY_DEPTH)) {
+    if (depthExceeds(value, MAX_BODY_DEPTH))
       throw validationFailed([
         { field: 'body', message: `the request body is nested deeper than ${MAX_BODY_DEPTH} levels` },
       ]);
-    }
     return this.bodies.transform(value, metadata);
   }
 
