@@ -126,6 +126,7 @@ export function UpdateOperation(
         },
       ]
     : [];
+  const errors = [...transitions, ...(options.errors ?? [])];
   return applyDecorators(
     Patch(`:${resource.param}`),
     ApiIdParam(resource.param, resource.noun),
@@ -133,21 +134,7 @@ export function UpdateOperation(
     ApiBody({ type: patch }),
     ApiHeader(ifMatchHeaderDocs(true)),
     ApiOkResponse({ type, description: `The ${resource.noun} as changed.`, headers: etagHeaderDocs() }),
-    ApiErrors([
-      400,
-      401,
-      404,
-      'version_limit_reached',
-      412,
-      413,
-      415,
-      428,
-      429,
-      500,
-      503,
-      ...transitions,
-      ...(options.errors ?? []),
-    ]),
+    ApiErrors([400, 401, 404, 'version_limit_reached', 412, 413, 415, 428, 429, 500, 503, ...errors]),
     onlyDeclaredSuccess(200),
   );
 }
