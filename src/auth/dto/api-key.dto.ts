@@ -1,7 +1,8 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsInt, Matches, Max, Min } from 'class-validator';
+import { IsInt, Max, Min } from 'class-validator';
 import { SCOPE_FORMAT } from '../../common/scopes';
+import { EachMatching } from '../../common/validation/array.validators';
 import { IsDateTime } from '../../common/validation/date-time';
 import { MAX_EXACT_INTEGER } from '../../common/validation/int64';
 import { Omittable, Removable } from '../../common/validation/presence';
@@ -22,13 +23,7 @@ const TIME = { type: 'string', format: 'date-time', maxLength: 30 } as const;
 const iso = (ms: number) => new Date(ms).toISOString();
 
 const Scopes = (): PropertyDecorator =>
-  applyDecorators(
-    ApiProperty(SCOPES),
-    IsArray({ message: SCOPE_RULE }),
-    ArrayMinSize(1, { message: SCOPE_RULE }),
-    ArrayMaxSize(100, { message: SCOPE_RULE }),
-    Matches(SCOPE_FORMAT, { each: true, message: SCOPE_RULE }),
-  );
+  applyDecorators(ApiProperty(SCOPES), EachMatching(SCOPE_FORMAT, 100, SCOPE_RULE));
 
 /** An API key as the API shows it: never its secret, which only its creation and rotation answer. */
 @ApiSchema({ name: 'ApiKey' })

@@ -1,19 +1,8 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
-import {
-  ArrayMaxSize,
-  ArrayMinSize,
-  IsArray,
-  IsBoolean,
-  IsIn,
-  IsInt,
-  IsString,
-  Matches,
-  Max,
-  MaxLength,
-  Min,
-} from 'class-validator';
+import { IsBoolean, IsIn, IsInt, IsString, Max, MaxLength, Min } from 'class-validator';
 import { DEFAULT_PAGE_SIZE, PageCursorParam, PageLimit } from '../../common/pagination/page-query';
+import { EachMatching } from '../../common/validation/array.validators';
 import { Omittable, Removable } from '../../common/validation/presence';
 import { cleanTextSchema, IsCleanText } from '../../common/validation/text.validators';
 import { EVENT_TYPE_PATTERN, eventId } from '../events.service';
@@ -47,14 +36,7 @@ const Url = (): PropertyDecorator =>
   );
 
 const EventTypes = (): PropertyDecorator =>
-  applyDecorators(
-    ApiProperty(TYPES),
-    IsArray({ message: TYPES_RULE }),
-    ArrayMinSize(1, { message: TYPES_RULE }),
-    ArrayMaxSize(50, { message: TYPES_RULE }),
-    Matches(EVENT_TYPE_PATTERN, { each: true, message: TYPES_RULE }),
-    Omittable(),
-  );
+  applyDecorators(ApiProperty(TYPES), EachMatching(EVENT_TYPE_PATTERN, 50, TYPES_RULE), Omittable());
 
 /** Where events are delivered, signed (Standard Webhooks); never its secret, which create and rotate answer once. */
 @ApiSchema({ name: 'WebhookEndpoint' })
