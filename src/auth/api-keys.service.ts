@@ -34,6 +34,9 @@ export class ApiKeyError extends Error {
 
 const MANAGE = 'keys:manage';
 const manages = (scopes: string) => scopes === EVERY_SCOPE || scopes.split(' ').includes(MANAGE);
+/** Holds `keys:manage` and has not expired by `now` (both callers read only unrevoked keys). */
+const canManage = (key: { scopes: string; expiresAt: number | null }, now: number) =>
+  manages(key.scopes) && (key.expiresAt === null || Number(key.expiresAt) > now);
 
 const invalid = (field: string, message: string) => new ApiKeyError(message, 'invalid', field);
 
@@ -141,13 +144,7 @@ export class ApiKeysService {
       'SELECT "id", "scopes", "expires_at" AS "expiresAt" FROM "api_keys" WHERE "revoked_at" IS NULL',
       [],
     );
-    const others = active.filter(
-      (key) =>
-        Number(key.id) !== id &&
-        manages(key.scopes) &&
-        (key.expiresAt === null || Number(key.expiresAt) > now),
-    );
-    if (others.length === 0)
+    if (!active.some((key) => Number(key.id) !== id && canManage(key, now)))
       throw new ApiKeyError(`API key ${id} is the last active key that can manage keys`, 'last_manager');
   }
 
@@ -184,7 +181,7 @@ export class ApiKeysService {
   /** Whether a stored key could manage keys now: else the service starts with a bootstrap key (key-setup.ts). */
   async hasUsableManager(now = Date.now()): Promise<boolean> {
     const active = await this.keys.find({ select: ['scopes', 'expiresAt'], where: { revokedAt: IsNull() } });
-    return active.some((key) => manages(key.scopes) && (key.expiresAt === null || key.expiresAt > now));
+    return active.some((key) => canManage(key, now));
   }
 
   private async find(idPrefixOrKey: string): Promise<ApiKeyEntity[]> {
