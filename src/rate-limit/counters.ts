@@ -15,13 +15,7 @@ export interface Counters extends ThrottlerStorage {
   increment(key: string, ttl: number, limit: number, blockDuration: number, name: string): Promise<Hit>;
 }
 
-function hit(
-  hits: number,
-  windowMs: number,
-  limit: number,
-  blockedMs: number,
-  refund: () => Promise<void>,
-): Hit {
+function hit(hits: number, windowMs: number, limit: number, blockedMs: number, refund: Hit['refund']): Hit {
   return {
     totalHits: hits,
     timeToExpire: Math.ceil(windowMs / 1000),
