@@ -8,12 +8,7 @@ import { RequiredScope } from '../common/scopes';
 import { AuditService } from './audit.service';
 import { AuditEventDto, ListAuditEventsQueryDto } from './dto/audit-event.dto';
 
-const AUDIT: Resource = {
-  collection: 'audit-events',
-  param: 'eventId',
-  noun: 'audit event',
-  nouns: 'audit events',
-};
+const AUDIT: Resource = { collection: 'audit-events', param: 'eventId', noun: 'audit event' };
 
 @ApiResource(
   AUDIT.collection,

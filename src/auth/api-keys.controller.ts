@@ -31,7 +31,7 @@ import {
   RotateApiKeyDto,
 } from './dto/api-key.dto';
 
-const KEYS: Resource = { collection: 'api-keys', param: 'keyId', noun: 'API key', nouns: 'API keys' };
+const KEYS: Resource = { collection: 'api-keys', param: 'keyId', noun: 'API key' };
 const SECRET_ONCE =
   'The secret is in this answer only: the service keeps its SHA-256 digest, never the secret.';
 

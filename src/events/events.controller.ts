@@ -7,7 +7,7 @@ import { RequiredScope } from '../common/scopes';
 import { EventDto, ListEventsQueryDto } from './dto/event.dto';
 import { EventsService } from './events.service';
 
-const EVENTS: Resource = { collection: 'events', param: 'eventId', noun: 'event', nouns: 'events' };
+const EVENTS: Resource = { collection: 'events', param: 'eventId', noun: 'event' };
 
 @ApiResource(
   EVENTS.collection,

@@ -43,7 +43,6 @@ const ENDPOINTS: Resource = {
   collection: 'webhook-endpoints',
   param: 'endpointId',
   noun: 'webhook endpoint',
-  nouns: 'webhook endpoints',
 };
 const DELIVERY = ':endpointId/deliveries';
 /** In its `Link` pattern, `collection` is a regular expression. */

@@ -21,12 +21,12 @@ import {
   ResponseHeaders,
 } from './headers';
 
-/** E.g. `pets`, `petId`, `animal`, `animals`. */
+/** E.g. `pets`, `petId`, `animal`, `animals`; the plural, where it is not the noun and `s`, given. */
 export interface Resource {
   collection: string;
   param: string;
   noun: string;
-  nouns: string;
+  nouns?: string;
 }
 
 export function IdParam(resource: Resource): ParameterDecorator {
@@ -41,15 +41,16 @@ export function ListOperation(
   path?: string,
 ): MethodDecorator {
   const kept = ['limit', ...filters].map((name) => `\`${name}\``).join(' and ');
+  const nouns = resource.nouns ?? `${resource.noun}s`;
   return applyDecorators(
     Get(path),
     ApiOkResponse({
-      description: `Success: the page of ${resource.nouns}.`,
+      description: `Success: the page of ${nouns}.`,
       type: [type],
       headers: {
         Link: {
           description:
-            `RFC 8288: \`<...>; rel="next"\` when more ${resource.nouns} match, to the next page (same ${kept}, ` +
+            `RFC 8288: \`<...>; rel="next"\` when more ${nouns} match, to the next page (same ${kept}, ` +
             'and an opaque `cursor`). Absent on the last page.',
           required: false,
           schema: {
