@@ -31,10 +31,7 @@ export const EXIT_USAGE = 2;
 
 class UsageError extends Error {}
 
-interface Output {
-  out: (line: string) => void;
-  err: (line: string) => void;
-}
+type Output = Record<'out' | 'err', (line: string) => void>;
 
 const TIMES = ['createdAt', 'expiresAt', 'lastUsedAt', 'revokedAt'] as const;
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
