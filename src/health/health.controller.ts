@@ -10,6 +10,7 @@ import {
 import { ApiExcludeController } from '@nestjs/swagger';
 import { DataSource } from 'typeorm';
 import { Public } from '../auth/public.decorator';
+import { within } from '../common/within';
 import { serviceUnavailable } from '../database/outage';
 import { Lifecycle } from '../http/lifecycle';
 
@@ -58,19 +59,11 @@ export class HealthController {
 
   private async migrationsApplied(): Promise<HealthIndicatorResult> {
     const check = this.indicator.check('migrations');
-    let timer: NodeJS.Timeout | undefined;
     try {
-      const pending = await Promise.race([
-        this.dataSource.showMigrations(),
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error('timeout')), PROBE_TIMEOUT_MS);
-        }),
-      ]);
+      const pending = await within(this.dataSource.showMigrations(), PROBE_TIMEOUT_MS);
       return pending ? check.down({ message: 'migrations are pending' }) : check.up();
     } catch {
       return check.down({ message: 'cannot read the applied migrations' });
-    } finally {
-      clearTimeout(timer);
     }
   }
 }

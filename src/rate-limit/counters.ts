@@ -4,6 +4,7 @@ import type { ThrottlerStorageRecord } from '@nestjs/throttler/dist/throttler-st
 import type Redis from 'ioredis';
 import { LRUCache } from 'lru-cache';
 import { boundedLru } from '../common/bounded-lru';
+import { within } from '../common/within';
 
 export interface Hit extends ThrottlerStorageRecord {
   /** Gives the hit back to the store that counted it, from its key's current window if that has one. */
@@ -123,7 +124,7 @@ export class ResilientCounters implements Counters, OnModuleDestroy {
       return this.local.increment(...args);
     this.lastAttempt = now;
     try {
-      const counted = await this.answered(this.shared.increment(...args));
+      const counted = await within(this.shared.increment(...args), this.timeoutMs);
       if (this.downSince !== undefined) {
         const seconds = Math.round((this.now() - this.downSince) / 1000);
         this.logger.log(
@@ -133,23 +134,11 @@ export class ResilientCounters implements Counters, OnModuleDestroy {
         this.downSince = undefined;
       }
       // Back to the shared store even if it is found down by now: this instance never counted it.
-      const refund = () => this.answered(counted.refund()).catch((error) => this.fail(error));
+      const refund = () => within(counted.refund(), this.timeoutMs).catch((error) => this.fail(error));
       return { ...counted, refund };
     } catch (error) {
       this.fail(error);
       return this.local.increment(...args);
-    }
-  }
-
-  private async answered<T>(call: Promise<T>): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer within ${this.timeoutMs} ms`)), this.timeoutMs);
-    });
-    try {
-      return await Promise.race([call, timeout]);
-    } finally {
-      clearTimeout(timer);
     }
   }
 
