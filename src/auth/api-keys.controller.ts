@@ -7,7 +7,7 @@ import {
   ApiOkResponse,
 } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { ApiException, validationFailed } from '../common/errors/api-exception';
+import { ApiException, invalidField } from '../common/errors/api-exception';
 import { insufficientScope } from '../common/errors/bearer-challenge';
 import type { AnyErrorCode } from '../common/errors/error-codes';
 import { ApiErrors } from '../common/openapi/api-errors.decorator';
@@ -45,15 +45,14 @@ async function answered<T>(work: () => Promise<T>, id?: number): Promise<T> {
     if (error.kind === 'revoked') throw new ApiException(AUTH_ERRORS.api_key_revoked);
     if (error.kind === 'last_manager') throw new ApiException(AUTH_ERRORS.last_key_manager);
     if (error.kind === 'changed') throw new ApiException(AUTH_ERRORS.api_key_changed);
-    throw validationFailed([{ field: error.field ?? 'body', message: error.message }]);
+    throw invalidField(error.field ?? 'body', error.message);
   }
 }
 
 /** Only scopes some operation asks for: a typo is 400, never a key that silently can do less. */
 function knownScopes(vocabulary: Vocabulary, scopes: readonly string[] | undefined): void {
   const unknown = unknownScope(vocabulary, scopes);
-  if (unknown !== undefined)
-    throw validationFailed([{ field: 'scopes', message: `${unknown} is not a scope of this service` }]);
+  if (unknown !== undefined) throw invalidField('scopes', `${unknown} is not a scope of this service`);
 }
 
 /** A key cannot give another key a scope it lacks itself, nor change, rotate or revoke one that has such a scope. */

@@ -1,5 +1,5 @@
 import type { Response } from 'express';
-import { ApiException, validationFailed } from './errors/api-exception';
+import { ApiException, invalidField } from './errors/api-exception';
 import { ETAG_HEADER, IF_MATCH_FORMAT, IF_MATCH_HEADER } from './openapi/headers';
 
 /** A strong entity tag (RFC 9110 §8.8.3) of a row's version: equal bodies have equal versions. */
@@ -21,9 +21,7 @@ export function ifMatch(header: string | undefined, required: boolean): (row: { 
   // Absent and optional: any version will do, as with `*`.
   const value = header?.trim() ?? '*';
   if (value.length > 1024 || !IF_MATCH_FORMAT.test(value))
-    throw validationFailed([
-      { field: IF_MATCH_HEADER, message: 'If-Match must be * or a list of entity tags ("...")' },
-    ]);
+    throw invalidField(IF_MATCH_HEADER, 'If-Match must be * or a list of entity tags ("...")');
   if (value === '*') return () => undefined;
   const tags = value.split(',').map((tag) => tag.trim());
   return (row) => {

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdo
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
 import { ChangeEvent, EventOutbox } from '../common/event-outbox';
-import { validationFailed } from '../common/errors/api-exception';
+import { invalidField } from '../common/errors/api-exception';
 import { Page } from '../common/pagination/page';
 import { Connections } from '../database/connections';
 import { DAY_MS, pruneBefore, pruneHourly } from '../database/retention';
@@ -56,10 +56,7 @@ export class EventsService implements EventOutbox, OnApplicationBootstrap, OnApp
   list(query: { type?: string; after?: string; limit: number; cursor?: string }): Promise<Page<EventEntity>> {
     const { type, after, limit, cursor } = query;
     const from = after === undefined ? undefined : EVENT_ID_FORMAT.exec(after);
-    if (from === null)
-      throw validationFailed([
-        { field: 'after', message: 'after must be an event id like evt_0000000000000001' },
-      ]);
+    if (from === null) throw invalidField('after', 'after must be an event id like evt_0000000000000001');
     const where =
       type === undefined || type === '*'
         ? []

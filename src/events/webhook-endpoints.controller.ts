@@ -15,7 +15,7 @@ import {
   UpdateOperation,
 } from '../common/openapi/operations';
 import { setNextLink } from '../common/pagination/next-link';
-import { validationFailed } from '../common/errors/api-exception';
+import { invalidField } from '../common/errors/api-exception';
 import { insufficientScope } from '../common/errors/bearer-challenge';
 import { RequiredScope, Vocabulary, VOCABULARY } from '../common/scopes';
 import { holds } from '../auth/api-keys.service';
@@ -58,8 +58,7 @@ function knownEventTypes({ eventTypes }: Vocabulary, patterns: readonly string[]
   const unknown = patterns?.find(
     (pattern) => ![...eventTypes.keys()].some((type) => matchesType(pattern, type)),
   );
-  if (unknown !== undefined)
-    throw validationFailed([{ field: 'eventTypes', message: `${unknown} matches no event of this service` }]);
+  if (unknown !== undefined) throw invalidField('eventTypes', `${unknown} matches no event of this service`);
 }
 
 /** An endpoint gets only events that the key which made or last changed it can read (`pet.*`: `pets:read`). */

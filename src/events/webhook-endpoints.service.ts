@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
-import { ApiException, validationFailed } from '../common/errors/api-exception';
+import { ApiException, invalidField } from '../common/errors/api-exception';
 import { Page } from '../common/pagination/page';
 import { Connections } from '../database/connections';
 import { ResourceStore, ResourceStores } from '../database/resource-store';
@@ -34,7 +34,7 @@ export class WebhookEndpointsService {
   /** The address as the policy allows it: a DNS lookup, never a connection; before a change, never in it. */
   async checkUrl(url: string): Promise<void> {
     const problem = await checkEndpointUrl(url, this.policy);
-    if (problem !== undefined) throw validationFailed([{ field: 'url', message: problem }]);
+    if (problem !== undefined) throw invalidField('url', problem);
   }
 
   /** With a new signing secret; `checkUrl` first. */

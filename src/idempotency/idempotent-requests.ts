@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { Injectable, Logger, Optional } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { callerOf } from '../auth/caller';
-import { ApiException, validationFailed } from '../common/errors/api-exception';
+import { ApiException, invalidField } from '../common/errors/api-exception';
 import { IDEMPOTENCY_KEY_FORMAT, IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER } from '../common/openapi/headers';
 import { resourceLocation } from '../common/resource-location';
 import { requestIdOf } from '../http/request-log';
@@ -52,12 +52,10 @@ export class IdempotentRequests {
     const key = match ? (match[1] ?? match[2]) : undefined;
     const owner = callerOf(request)?.owner;
     if (key === undefined || owner === undefined)
-      throw validationFailed([
-        {
-          field: IDEMPOTENCY_KEY_HEADER,
-          message: 'Idempotency-Key must be one string of 1 to 255 visible ASCII characters',
-        },
-      ]);
+      throw invalidField(
+        IDEMPOTENCY_KEY_HEADER,
+        'Idempotency-Key must be one string of 1 to 255 visible ASCII characters',
+      );
     const claim = await this.idempotency
       .claim(owner, key, requestDigest(request.body))
       .catch((error: unknown) => {

@@ -28,6 +28,9 @@ export function validationFailed(details: ErrorDetailDto[]): ApiException {
   return new ApiException('validation_failed', message.slice(0, MAX_MESSAGE_LENGTH), bounded);
 }
 
+/** 400 `validation_failed` naming one field and the rule it breaks. */
+export const invalidField = (field: string, message: string) => validationFailed([{ field, message }]);
+
 /** How a lower layer (the database) tells the filter what an unknown error means; undefined: a 500. */
 export type ErrorTranslator = (error: unknown) => ApiException | undefined;
 export const ERROR_TRANSLATOR = Symbol('ERROR_TRANSLATOR');

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { validationFailed } from '../errors/api-exception';
+import { invalidField } from '../errors/api-exception';
 
 export interface PageCursor {
   afterId: number;
@@ -18,7 +18,7 @@ export function encodeCursor(cursor: PageCursor): string {
   return `${payload}.${check(payload)}`;
 }
 
-const invalid = (message: string) => validationFailed([{ field: 'cursor', message }]);
+const invalid = (message: string) => invalidField('cursor', message);
 const NOT_OURS = 'cursor is not a cursor this service gave out (use the next link as it is)';
 
 export function decodeCursor(raw: string, filter: string | null | undefined, filterName = ''): PageCursor {

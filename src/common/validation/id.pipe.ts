@@ -1,7 +1,7 @@
 import { applyDecorators, PipeTransform } from '@nestjs/common';
 import { ApiParam, ApiProperty } from '@nestjs/swagger';
 import { IsInt, Max, Min } from 'class-validator';
-import { ApiException, validationFailed } from '../errors/api-exception';
+import { ApiException, invalidField } from '../errors/api-exception';
 import { MAX_EXACT_INTEGER } from './int64';
 
 /** An id no row can have (below 1, above 2^53-1) is 404 without asking the database. */
@@ -15,9 +15,7 @@ export class IdPipe implements PipeTransform<string, number> {
     const digits = /^(-?)0*(\d{1,19})$/.exec(raw);
     const id = digits ? BigInt(digits[1] + digits[2]) : undefined;
     if (id === undefined || id < -(2n ** 63n) || id >= 2n ** 63n)
-      throw validationFailed([
-        { field: this.field, message: `${this.field} must be a decimal integer (int64)` },
-      ]);
+      throw invalidField(this.field, `${this.field} must be a decimal integer (int64)`);
     if (id < 1n || id > BigInt(MAX_EXACT_INTEGER))
       throw new ApiException('not_found', `No ${this.resource} has this id.`);
     return Number(id);

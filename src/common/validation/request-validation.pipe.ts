@@ -9,7 +9,7 @@ import {
 import { getMetadataStorage } from 'class-validator';
 import { LRUCache } from 'lru-cache';
 import { boundedLru } from '../bounded-lru';
-import { validationFailed } from '../errors/api-exception';
+import { invalidField, validationFailed } from '../errors/api-exception';
 
 /** Deeper JSON than this is refused before any library walks it recursively. */
 export const MAX_BODY_DEPTH = 32;
@@ -51,7 +51,7 @@ export class RequestValidationPipe implements PipeTransform {
     if (metadata.type === 'query') return this.transformQuery(value, metadata);
     if (metadata.type !== 'body') return value;
     if (typeof value !== 'object' || value === null || Array.isArray(value))
-      throw validationFailed([{ field: 'body', message: 'the request body must be a JSON object' }]);
+      throw invalidField('body', 'the request body must be a JSON object');
     let known = this.declaredProperties.get(dto);
     if (!known) {
       known = new Set(
@@ -70,9 +70,7 @@ export class RequestValidationPipe implements PipeTransform {
         })),
       );
     if (depthExceeds(value, MAX_BODY_DEPTH))
-      throw validationFailed([
-        { field: 'body', message: `the request body is nested deeper than ${MAX_BODY_DEPTH} levels` },
-      ]);
+      throw invalidField('body', `the request body is nested deeper than ${MAX_BODY_DEPTH} levels`);
     return this.bodies.transform(value, metadata);
   }
 
