@@ -31,16 +31,9 @@ export function vocabularyOf(modules: readonly Type[]): Vocabulary {
         if (scope === null) continue;
         scopes.add(scope);
         const change = CHANGES[method];
-        if (
-          item &&
-          change &&
-          scope === collectionScope(collection, method) &&
-          (method !== 'POST' || path === '/')
-        )
-          eventTypes.set(
-            `${item.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}.${change}`,
-            `${collection}:read`,
-          );
+        if (!item || !change || scope !== collectionScope(collection, method)) continue;
+        const type = `${item.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}.${change}`;
+        if (method !== 'POST' || path === '/') eventTypes.set(type, `${collection}:read`);
       }
     }
   return { scopes, eventTypes };
