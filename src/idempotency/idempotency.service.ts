@@ -109,12 +109,8 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
           existing.expiresAt <= now || (existing.state === 'in_flight' && this.unreleased.has(abandoned));
         if (stale) {
           // Only the record as it was read: not one whose work committed meanwhile, nor one renewed.
-          await this.records.delete({
-            id: existing.id,
-            createdAt: existing.createdAt,
-            state: existing.state,
-            expiresAt: existing.expiresAt,
-          });
+          const { id, createdAt, state, expiresAt } = existing;
+          await this.records.delete({ id, createdAt, state, expiresAt });
           this.unreleased.delete(abandoned);
           continue;
         }
