@@ -4,19 +4,20 @@ import { configFromEnvironment } from './config/environment';
 import { applyGcSettings } from './gc-settings';
 import { enableGracefulShutdown } from './http/graceful-shutdown';
 import { PinoNestLogger } from './observability/nest-logger';
-import { createApp } from './app/setup-app';
-import { reportStart } from './app/startup-report';
+import { createApp, createWorker } from './app/setup-app';
+import { reportStart, reportWorkerStart } from './app/startup-report';
 
 async function main(): Promise<void> {
   // The heap's growth, measured: docs/performance.md#memory.
   applyGcSettings();
   const config = configFromEnvironment('petstore');
+  const worker = config.process.role === 'worker';
   // Nest's logger stays off until the app listens: a failure to start is the one line below.
-  const app = await createApp(config, { logger: false });
+  const app = await (worker ? createWorker : createApp)(config, { logger: false });
   enableGracefulShutdown(app, config.shutdown);
-  await app.listen(config.http.port, config.http.host);
+  await app.listen(worker ? config.process.healthPort : config.http.port, config.http.host);
   app.useLogger(app.get(PinoNestLogger));
-  reportStart(app, config);
+  (worker ? reportWorkerStart : reportStart)(app, config);
 }
 
 main().catch((error: unknown) => {

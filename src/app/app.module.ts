@@ -9,6 +9,7 @@ import { AppConfig } from '../config/app-config';
 import { DatabaseModule } from '../database/database.module';
 import { EventsModule } from '../events/events.module';
 import { FEATURES, SCHEMAS } from '../features';
+import { HealthModule } from '../health/health.module';
 import { AllExceptionsFilter } from '../http/all-exceptions.filter';
 import { LifecycleModule } from '../http/lifecycle';
 import { ObservabilityModule } from '../observability/observability.module';
@@ -32,7 +33,7 @@ export class AppModule {
         // After the features: Express tries routes in order, and the collections' are the busy ones.
         AuthModule.forRoot(config),
         AuditModule.forRoot(config.audit),
-        EventsModule.forRoot(config.events),
+        EventsModule.forRoot(config.events, config.process.role),
       ],
       providers: [
         // The key, its rate limit, then its scope: a valid key is counted whatever it is answered.
@@ -42,6 +43,22 @@ export class AppModule {
         { provide: APP_PIPE, useClass: RequestValidationPipe },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
       ],
+    };
+  }
+
+  /** A delivery worker: the outbox's consumers, their audit, and the probes; no API route, no key. */
+  static forWorker(config: AppConfig, logger: Logger): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        LifecycleModule,
+        ObservabilityModule.forRoot(config.metrics, logger),
+        DatabaseModule.forRoot(config.database, SCHEMAS),
+        HealthModule,
+        AuditModule.forRoot(config.audit, false),
+        EventsModule.forRoot(config.events, 'worker'),
+      ],
+      providers: [{ provide: APP_FILTER, useClass: AllExceptionsFilter }],
     };
   }
 }

@@ -1,8 +1,9 @@
-import { LoggerService, LogLevel, RequestMethod } from '@nestjs/common';
+import { DynamicModule, LoggerService, LogLevel, RequestMethod } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { SwaggerModule } from '@nestjs/swagger';
-import type { DestinationStream } from 'pino';
+import type { Express } from 'express';
+import type { DestinationStream, Logger } from 'pino';
 import { AppModule } from './app.module';
 import { ETAG_HEADER, IF_MATCH_HEADER, REQUEST_ID_HEADER } from '../common/openapi/headers';
 import { API_PREFIX } from '../common/resource-location';
@@ -18,6 +19,7 @@ import { securityHeaders } from '../http/security-headers';
 import { createRootLogger } from '../observability/logger';
 import { buildOpenApiDocument } from '../openapi/openapi-document';
 import { Metrics } from '../observability/metrics';
+import { METRICS_PATH, MetricsListener } from '../observability/metrics-listener';
 import { PinoNestLogger } from '../observability/nest-logger';
 import { protectSecrets } from '../observability/redact';
 
@@ -49,26 +51,43 @@ export interface CreateAppOptions {
   logDestination?: DestinationStream;
 }
 
-/** The application exactly as it runs; request ids and the log first, so every answer has them. */
-export async function createApp(
+/** The module on Express; silent while it is built: the caller reports a start-up failure as one line. */
+async function build(
+  module: (config: AppConfig, logger: Logger) => DynamicModule,
   config: AppConfig,
-  options: CreateAppOptions = {},
-): Promise<NestExpressApplication> {
-  // Silent while the module is built: the caller reports a start-up failure as one line.
+  options: CreateAppOptions,
+): Promise<{ app: NestExpressApplication; logger: Logger }> {
   const logger = createRootLogger(config, options.logDestination);
   const app = await NestFactory.create<NestExpressApplication>(
-    AppModule.forRoot(config, logger),
+    module(config, logger),
     new ExpressServerAdapter(config.http),
-    {
-      bodyParser: false,
-      abortOnError: false,
-      logger: false,
-    },
+    { bodyParser: false, abortOnError: false, logger: false },
   );
   app.useLogger(options.logger ?? app.get(PinoNestLogger));
   app.disable('x-powered-by');
   // Answers are `no-store`: a hashed ETag would only cost time (versioned resources send their own).
   app.set('etag', false);
+  return { app, logger };
+}
+
+/** A delivery worker (`PROCESS_ROLE=worker`): its probes and `/metrics`, on `HEALTH_PORT` only. */
+export async function createWorker(
+  config: AppConfig,
+  options: CreateAppOptions = {},
+): Promise<NestExpressApplication> {
+  const { app } = await build((...args) => AppModule.forWorker(...args), config, options);
+  app.use(securityHeaders(DOCS_PATH));
+  const metrics = app.get(MetricsListener);
+  (app.getHttpAdapter().getInstance() as Express).get(METRICS_PATH, metrics.serve);
+  return app;
+}
+
+/** The application exactly as it runs; request ids and the log first, so every answer has them. */
+export async function createApp(
+  config: AppConfig,
+  options: CreateAppOptions = {},
+): Promise<NestExpressApplication> {
+  const { app, logger } = await build((...args) => AppModule.forRoot(...args), config, options);
   app.set('query parser', 'simple');
   protectSecrets(config.auth.apiKeys);
   answerProtocolErrors(app.getHttpServer(), (fields, message) => logger.warn(fields, message));

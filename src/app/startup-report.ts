@@ -54,6 +54,23 @@ export function reportStart(app: NestExpressApplication, config: AppConfig): voi
   console.log(lines.join('\n'));
 }
 
+/** A worker's one line: what it does and where its probes are. */
+export function reportWorkerStart(app: NestExpressApplication, config: AppConfig): void {
+  const { address, port } = app.getHttpServer().address() as AddressInfo;
+  const health = `http://${address.includes(':') ? `[${address}]` : address}:${port}`;
+  const facts = {
+    role: 'worker',
+    health: `${health}/health/ready`,
+    metrics: `${health}/metrics`,
+    database: describeDatabase(config.database),
+    nats: config.events.natsUrl !== null,
+  };
+  const line = `Pet Store worker sending webhook deliveries${facts.nats ? ' and relaying to NATS' : ''}; health on ${facts.health}`;
+  if (config.events.allowPrivateNetworks) app.get<PinoLogger>(ROOT_LOGGER).warn(PRIVATE_WEBHOOKS);
+  if (config.nodeEnv === 'production') app.get<PinoLogger>(ROOT_LOGGER).info(facts, line);
+  else console.log([line, `Metrics: ${facts.metrics}`, `Database: ${facts.database}`].join('\n'));
+}
+
 function keyLines(keys: KeySetup, config: AppConfig, url: string): string[] {
   if (!keys.newKey) {
     const from =

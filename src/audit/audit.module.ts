@@ -10,11 +10,12 @@ import { AUDIT_OPTIONS, AuditService } from './audit.service';
 @Global()
 @Module({})
 export class AuditModule {
-  static forRoot(options: AuditConfig): DynamicModule {
+  /** Without `routes` in a worker: it writes audit events and answers no request. */
+  static forRoot(options: AuditConfig, routes = true): DynamicModule {
     return {
       module: AuditModule,
       imports: [TypeOrmModule.forFeature([...AUDIT_SCHEMA.entities])],
-      controllers: [AuditController],
+      controllers: routes ? [AuditController] : [],
       providers: [
         { provide: AUDIT_OPTIONS, useValue: options },
         AuditService,

@@ -54,6 +54,7 @@ describe('loadConfig', () => {
         allowPrivateNetworks: false,
         retrySchedule: '5s,5m,30m,2h,5h,10h,10h',
         concurrency: 64,
+        pollMs: 1000,
       },
       docs: {
         swaggerEnabled: true,
@@ -61,7 +62,8 @@ describe('loadConfig', () => {
         stagingBaseUrl: 'https://staging-api.petstore.example.com/v1',
       },
       log: { level: 'info' },
-      metrics: { port: null, host: '127.0.0.1' },
+      metrics: { port: null, host: '127.0.0.1', ownListener: true },
+      process: { role: 'all', healthPort: 3001 },
     };
 
     expect(loadConfig({})).toEqual(expected);
@@ -125,9 +127,12 @@ describe('loadConfig', () => {
         WEBHOOK_ALLOW_HTTP: 'TRUE',
         WEBHOOK_RETRY_SCHEDULE: '500ms, 2s,1m,1h',
         WEBHOOK_CONCURRENCY: '4',
+        PROCESS_ROLE: 'Worker',
+        HEALTH_PORT: '9000',
       }),
     ).toEqual({
       nodeEnv: 'production',
+      process: { role: 'worker', healthPort: 9000 },
       http: {
         port: 8080,
         host: '127.0.0.1',
@@ -171,6 +176,7 @@ describe('loadConfig', () => {
         allowPrivateNetworks: false,
         retrySchedule: '500ms, 2s,1m,1h',
         concurrency: 4,
+        pollMs: 200,
       },
       docs: {
         swaggerEnabled: false,
@@ -178,7 +184,8 @@ describe('loadConfig', () => {
         stagingBaseUrl: 'http://staging.example.org:8080/v1',
       },
       log: { level: 'warn' },
-      metrics: { port: 9464, host: '0.0.0.0' },
+      // A worker serves its metrics beside its probes, whatever METRICS_PORT says.
+      metrics: { port: 9000, host: '0.0.0.0', ownListener: false },
     });
   });
 
@@ -566,6 +573,25 @@ describe('loadConfig', () => {
     it('rejects a METRICS_HOST that is no host', () => {
       expect(configError({ METRICS_HOST: 'local host' }).message).toBe(
         'METRICS_HOST must be a host name or IP address (got "local host")',
+      );
+    });
+  });
+
+  describe('PROCESS_ROLE', () => {
+    it('is all by default, and one of all, api or worker', () => {
+      expect(loadConfig({}).process.role).toBe('all');
+      expect(loadConfig({ PROCESS_ROLE: 'API' }).process.role).toBe('api');
+      expect(configError({ PROCESS_ROLE: 'sender' }).message).toBe(
+        'PROCESS_ROLE must be one of all, api, worker (got "sender")',
+      );
+    });
+
+    it('refuses a worker on :memory:, which no other process can open', () => {
+      expect(configError({ PROCESS_ROLE: 'worker', DATABASE_PATH: ':memory:' }).message).toMatch(
+        /^PROCESS_ROLE=worker needs the API's database/,
+      );
+      expect(loadConfig({ PROCESS_ROLE: 'worker', DATABASE_URL: 'postgres://db/pets' }).process.role).toBe(
+        'worker',
       );
     });
   });

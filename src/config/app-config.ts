@@ -61,6 +61,16 @@ export class HttpConfig {
   bodyLimitBytes = 16 * 1024;
 }
 
+export const PROCESS_ROLES = ['all', 'api', 'worker'] as const;
+
+/** What this process does: everything, only the API, or only the deliveries (docs/deployment.md#workers). */
+export class ProcessConfig {
+  @Variable('PROCESS_ROLE') @OneOf(PROCESS_ROLES, { ignoreCase: true }) role: (typeof PROCESS_ROLES)[number] =
+    'all';
+  /** A worker's only listener: its probes and its metrics. */
+  @Variable('HEALTH_PORT') @Integer(0, 65535) healthPort = 3001;
+}
+
 export class ShutdownConfig {
   @Variable('SHUTDOWN_DRAIN_MS') @Integer(0, 600000) drainMs = 5000;
   @Variable('SHUTDOWN_TIMEOUT_MS') @Integer(0, 600000) timeoutMs = 10000;
@@ -123,6 +133,8 @@ export class AuditConfig {
   @Variable('AUDIT_RETENTION_DAYS') @Integer(1, 36500) retentionDays = 180;
 }
 
+/** A worker's look for new events: a delivery waits this long at most before it is claimed. */
+const WORKER_POLL_MS = 200;
 const DURATION = /^(\d{1,6})(ms|s|m|h)$/;
 const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
@@ -138,6 +150,8 @@ export class EventsConfig {
   retrySchedule = '5s,5m,30m,2h,5h,10h,10h';
   /** Attempts in flight at once, per instance. */
   @Variable('WEBHOOK_CONCURRENCY') @Integer(1, 1000) concurrency = 64;
+  /** How often the outbox's consumers look for events they were not told of: a worker is told of none. */
+  pollMs = 1000;
 }
 
 class DocsConfig {
@@ -160,10 +174,13 @@ export class MetricsConfig {
   /** Null: no metrics are kept at all; 0 takes any free port. */
   @Variable('METRICS_PORT') @IsOptional() @Integer(0, 65535) port: number | null = null;
   @Variable('METRICS_HOST') @Matching(HOST_NAME, HOST_RULE) host = '127.0.0.1';
+  /** False in a worker: metrics are always kept there, served beside its probes on HEALTH_PORT. */
+  ownListener = true;
 }
 
 const SLICES = {
   node: NodeConfig,
+  process: ProcessConfig,
   http: HttpConfig,
   shutdown: ShutdownConfig,
   database: DatabaseConfig,
@@ -211,10 +228,18 @@ export function loadConfig(env: Record<string, string | undefined>): AppConfig {
   const { node, postgres, http, database, metrics, ...rest } = slices;
   if (metrics.port !== null && metrics.port !== 0 && metrics.port === http.port)
     problems.push(`METRICS_PORT must differ from PORT (both ${http.port}): metrics have their own listener`);
+  if (rest.process.role === 'worker' && database.url === null && database.path === ':memory:')
+    problems.push(
+      "PROCESS_ROLE=worker needs the API's database: a DATABASE_PATH file or PostgreSQL, not :memory:",
+    );
   if (problems.length > 0) throw new ConfigError(problems);
   http.corsOrigins = http.corsOrigins.map((origin) => new URL(origin).origin);
   if (database.path !== ':memory:' && !isAbsolute(database.path)) database.path = resolve(database.path);
   database.url = postgresUrl(postgres);
+  if (rest.process.role === 'worker') {
+    Object.assign(metrics, { port: rest.process.healthPort, ownListener: false });
+    rest.events.pollMs = WORKER_POLL_MS;
+  }
   return { nodeEnv: node.nodeEnv, http, database, metrics, ...rest };
 }
 

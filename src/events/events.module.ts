@@ -1,7 +1,7 @@
 import { DynamicModule, Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { EVENT_OUTBOX } from '../common/event-outbox';
-import { EventsConfig } from '../config/app-config';
+import { EventsConfig, ProcessConfig } from '../config/app-config';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { EventsController } from './events.controller';
 import { EVENTS_SCHEMA } from './events.schema';
@@ -15,18 +15,22 @@ import { WebhookEndpointsService } from './webhook-endpoints.service';
 @Global()
 @Module({})
 export class EventsModule {
-  static forRoot(config: EventsConfig): DynamicModule {
+  /** An `api` process sends nothing; a `worker` answers no request (docs/deployment.md#workers). */
+  static forRoot(config: EventsConfig, role: ProcessConfig['role'] = 'all'): DynamicModule {
+    const routes = role !== 'worker';
     return {
       module: EventsModule,
-      imports: [TypeOrmModule.forFeature([...EVENTS_SCHEMA.entities]), IdempotencyModule],
-      controllers: [EventsController, WebhookEndpointsController],
+      imports: [
+        TypeOrmModule.forFeature([...EVENTS_SCHEMA.entities]),
+        ...(routes ? [IdempotencyModule] : []),
+      ],
+      controllers: routes ? [EventsController, WebhookEndpointsController] : [],
       providers: [
         { provide: EVENTS_OPTIONS, useValue: config },
         EventsService,
         { provide: EVENT_OUTBOX, useExisting: EventsService },
         WebhookEndpointsService,
-        WebhookDispatcher,
-        NatsRelay,
+        ...(role === 'api' ? [] : [WebhookDispatcher, NatsRelay]),
       ],
       exports: [EVENT_OUTBOX],
     };

@@ -1,6 +1,7 @@
 import { BeforeApplicationShutdown, Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { EventsConfig } from '../config/app-config';
 import { EventEntity } from './event.entity';
 import { EventDto } from './dto/event.dto';
 import { EVENTS_OPTIONS, EventsService } from './events.service';
@@ -12,14 +13,15 @@ import { consumeOutbox, OUTBOX_BATCH, Ticker } from './outbox-consumer';
 @Injectable()
 export class NatsRelay implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private sink?: NatsSink;
-  private readonly ticker = new Ticker(() => this.tick(), 'Events', 'publishing events to NATS waits');
+  private readonly ticker: Ticker;
 
   constructor(
     @InjectDataSource() private readonly connection: DataSource,
     private readonly transactions: Transactions,
-    @Inject(EVENTS_OPTIONS) private readonly config: { natsUrl: string | null },
+    @Inject(EVENTS_OPTIONS) private readonly config: Pick<EventsConfig, 'natsUrl' | 'pollMs'>,
     events: EventsService,
   ) {
+    this.ticker = new Ticker(() => this.tick(), 'Events', 'publishing events to NATS waits', config.pollMs);
     if (config.natsUrl !== null) events.onCommitted(() => this.ticker.wake());
   }
 

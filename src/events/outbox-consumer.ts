@@ -70,7 +70,7 @@ const GAP_MS = 200;
 
 /**
  * Runs `step` one at a time: when woken (a commit, a retry due), at most every `GAP_MS`, and every
- * `IDLE_MS` for what other instances did. Polling alone would cost every request a share. A step
+ * `idleMs` for what other instances did. Polling alone would cost every request a share. A step
  * that fails (a database or NATS blink) is tried again at the next; `waits` is logged once per outage.
  */
 export class Ticker {
@@ -87,6 +87,7 @@ export class Ticker {
     private readonly step: () => Promise<void>,
     context: string,
     private readonly waits: string,
+    private readonly idleMs = IDLE_MS,
   ) {
     this.logger = new Logger(context);
   }
@@ -131,6 +132,6 @@ export class Ticker {
     await this.running;
     this.running = undefined;
     this.lastRun = Date.now();
-    if (!this.stopped) this.arm(this.again ? GAP_MS : IDLE_MS);
+    if (!this.stopped) this.arm(this.again ? GAP_MS : this.idleMs);
   }
 }

@@ -40,7 +40,7 @@ const CLOCK_SKEW_MS = 300_000;
 export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('Webhooks');
   private readonly tracer = trace.getTracer('petstore-webhooks');
-  private readonly ticker = new Ticker(() => this.tick(), 'Webhooks', 'webhook deliveries wait');
+  private readonly ticker: Ticker;
   private readonly inFlight = new Set<Promise<void>>();
   private readonly thread: DeliveryThread;
   private readonly retryScheduleMs: number[];
@@ -59,6 +59,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     events: EventsService,
     @Optional() private readonly metrics: Metrics = new Metrics(),
   ) {
+    this.ticker = new Ticker(() => this.tick(), 'Webhooks', 'webhook deliveries wait', config.pollMs);
     events.onCommitted(() => this.ticker.wake());
     this.thread = new DeliveryThread(config, ATTEMPT_TIMEOUT_MS);
     this.retryScheduleMs = durationsMs(config.retrySchedule)!;

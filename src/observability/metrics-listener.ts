@@ -1,4 +1,4 @@
-import { createServer, Server } from 'node:http';
+import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { BeforeApplicationShutdown, Injectable, OnApplicationBootstrap, OnModuleInit } from '@nestjs/common';
 import type { Pool } from 'pg';
@@ -7,7 +7,7 @@ import { MetricsConfig } from '../config/app-config';
 import { Metrics } from './metrics';
 import { shutdownTracing } from './tracing-state';
 
-const METRICS_PATH = '/metrics';
+export const METRICS_PATH = '/metrics';
 
 /** Metrics get their own listener, never the API's port; it also flushes buffered spans at shutdown. */
 @Injectable()
@@ -44,19 +44,22 @@ export class MetricsListener implements OnModuleInit, OnApplicationBootstrap, Be
     this.metrics.watchDatabase('postgresql', (driver as unknown as { master: Pool }).master);
   }
 
+  /** Answers `GET /metrics`; anything else is 404. */
+  readonly serve = (req: IncomingMessage, res: ServerResponse): void => {
+    const path = (req.url ?? '').split('?')[0];
+    if (path !== METRICS_PATH || (req.method !== 'GET' && req.method !== 'HEAD')) {
+      res.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8' }).end('Not found: see /metrics\n');
+      return;
+    }
+    this.metrics.render().then(
+      ({ contentType, text }) => res.writeHead(200, { 'Content-Type': contentType }).end(text),
+      () => res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' }).end('Metrics failed\n'),
+    );
+  };
+
   async onApplicationBootstrap(): Promise<void> {
-    if (!this.metrics.enabled || this.config.port === null) return;
-    const server = createServer((req, res) => {
-      const path = (req.url ?? '').split('?')[0];
-      if (path !== METRICS_PATH || (req.method !== 'GET' && req.method !== 'HEAD')) {
-        res.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8' }).end('Not found: see /metrics\n');
-        return;
-      }
-      this.metrics.render().then(
-        ({ contentType, text }) => res.writeHead(200, { 'Content-Type': contentType }).end(text),
-        () => res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' }).end('Metrics failed\n'),
-      );
-    });
+    if (!this.metrics.enabled || this.config.port === null || !this.config.ownListener) return;
+    const server = createServer(this.serve);
     await new Promise<void>((resolve, reject) => {
       server.once('error', (error) =>
         reject(new Error(`metrics listener on ${this.config.host}:${this.config.port}: ${error.message}`)),

@@ -41,7 +41,8 @@ export function launchService(env: Record<string, string>): ServiceProcess {
 export async function spawnService(env: Record<string, string>, timeoutMs = 30000): Promise<RunningService> {
   const port = env.PORT ?? String(await sparePort());
   const service = launchService({ ...env, PORT: port });
-  const url = `http://127.0.0.1:${port}`;
+  // A worker's probes are on HEALTH_PORT, its only port.
+  const url = `http://127.0.0.1:${env.PROCESS_ROLE === 'worker' ? env.HEALTH_PORT : port}`;
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (service.child.exitCode !== null || service.child.signalCode !== null) {

@@ -1,0 +1,138 @@
+import { join } from 'node:path';
+import { Webhook } from 'standardwebhooks';
+import { dropTestSchemas, tempDir, TEST_KEY, testDatabaseEnv } from './support/app';
+import { sparePort } from './support/ports';
+import { sampleBody } from './support/samples';
+import { RunningService, spawnService, stopService } from './support/process';
+import { startReceiver, until } from './support/webhook-receiver';
+
+/**
+ * `PROCESS_ROLE=api` and `worker` as separate processes of the built service on one database (a
+ * SQLite file, or a PostgreSQL schema in the PostgreSQL pass): the API sends nothing, a worker
+ * answers nothing but its probes and metrics, and a worker killed -9 mid-flow loses nothing.
+ */
+describe('An API process and a delivery worker (e2e)', () => {
+  const dir = tempDir();
+  const database = testDatabaseEnv(join(dir.path, 'pets.sqlite'));
+  const shared = {
+    ...database,
+    API_KEYS: TEST_KEY,
+    WEBHOOK_ALLOW_HTTP: 'true',
+    WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+    WEBHOOK_RETRY_SCHEDULE: '500ms,500ms,500ms',
+    LOG_LEVEL: 'warn',
+  };
+  const headers = { Authorization: `Bearer ${TEST_KEY}`, 'Content-Type': 'application/json' };
+  let api: RunningService;
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  let secret: string;
+  const running: RunningService[] = [];
+
+  const startWorker = async (): Promise<RunningService & { port: number }> => {
+    const [healthPort, port] = [await sparePort(), await sparePort()];
+    const worker = await spawnService({
+      ...shared,
+      PROCESS_ROLE: 'worker',
+      HEALTH_PORT: String(healthPort),
+      PORT: String(port),
+    });
+    running.push(worker);
+    return { ...worker, port };
+  };
+  const createPets = async (count: number) => {
+    const body = JSON.stringify(await sampleBody('NewPet'));
+    const answers = await Promise.all(
+      Array.from({ length: count }, () => fetch(`${api.url}/v1/pets`, { method: 'POST', headers, body })),
+    );
+    expect(answers.map((res) => res.status)).toEqual(answers.map(() => 201));
+  };
+  /** Every event id the feed holds. */
+  const feed = async (): Promise<string[]> => {
+    const ids: string[] = [];
+    for (let after = ''; ;) {
+      const page = (await (
+        await fetch(`${api.url}/v1/events?limit=100${after}`, { headers })
+      ).json()) as Array<{
+        id: string;
+      }>;
+      ids.push(...page.map((event) => event.id));
+      if (page.length < 100) return ids;
+      after = `&after=${page[page.length - 1].id}`;
+    }
+  };
+  /** Ids of the events received with a valid signature. */
+  const delivered = () => {
+    const webhook = new Webhook(secret);
+    return new Set(
+      receiver.received.map(
+        ({ body, headers: got }) =>
+          (webhook.verify(body, got as Record<string, string>) as { id: string }).id,
+      ),
+    );
+  };
+
+  beforeAll(async () => {
+    receiver = await startReceiver(() => 204);
+    api = await spawnService({ ...shared, PROCESS_ROLE: 'api' });
+    running.push(api);
+    const endpoint = await fetch(`${api.url}/v1/webhook-endpoints`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ url: receiver.url }),
+    });
+    expect(endpoint.status).toBe(201);
+    secret = ((await endpoint.json()) as { secret: string }).secret;
+  }, 60_000);
+
+  afterAll(async () => {
+    for (const service of running) await stopService(service, 'SIGKILL');
+    await receiver.close();
+    await dropTestSchemas();
+    dir.cleanup();
+  });
+
+  it('an api process writes the events and sends none of them', async () => {
+    await createPets(5);
+    // Longer than an `all` process takes to deliver (one poll of a second at most).
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    expect(receiver.received).toHaveLength(0);
+    expect(await feed()).toHaveLength(5);
+  });
+
+  it('a worker delivers them, and listens on HEALTH_PORT only, for its probes and metrics', async () => {
+    const worker = await startWorker();
+    const ids = await feed();
+    await until(() => delivered().size === ids.length, 15_000);
+    expect([...delivered()].sort()).toEqual(ids);
+
+    expect((await fetch(`${worker.url}/health/ready`)).status).toBe(200);
+    const metrics = await fetch(`${worker.url}/metrics`);
+    expect(metrics.status).toBe(200);
+    expect(await metrics.text()).toMatch(/^petstore_webhook_attempts_total\{result="success"\} [1-9]/m);
+    const route = await fetch(`${worker.url}/v1/pets`, { headers });
+    expect(route.status).toBe(404);
+    expect(await route.json()).toMatchObject({ code: 'not_found', status: 404 });
+    await expect(fetch(`http://127.0.0.1:${worker.port}/v1/pets`, { headers })).rejects.toThrow();
+  }, 30_000);
+
+  it('a worker killed -9 mid-flow loses nothing: its claims are sent again once their lease ends', async () => {
+    const first = running[running.length - 1];
+    const flow = (async () => {
+      for (let round = 0; round < 10; round++) await createPets(4);
+    })();
+    await until(() => receiver.received.length > 10, 15_000);
+    await stopService(first, 'SIGKILL');
+    await flow;
+    const second = await startWorker();
+    const ids = await feed();
+    // An attempt cut short keeps its lease (about 30 s) before it is sent again.
+    await until(() => delivered().size === ids.length, 50_000);
+    expect([...delivered()].sort()).toEqual(ids);
+    // A graceful stop finishes what it claimed and exits 0.
+    second.child.kill('SIGTERM');
+    const [code] = (await new Promise((resolve) =>
+      second.child.once('exit', (...args) => resolve(args)),
+    )) as [number | null];
+    expect(code).toBe(0);
+  }, 90_000);
+});
