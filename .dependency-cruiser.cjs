@@ -54,6 +54,15 @@ module.exports = {
       from: { path: CROSS_CUTTING },
       to: { path: '^src/', pathNot: [LOWER, CROSS_CUTTING] },
     },
+    ...['webhooks', 'nats'].map((room) => ({
+      name: `events-${room}-through-its-module`,
+      severity: 'error',
+      comment:
+        `events/ holds the feed and the outbox; ${room}/ consumes it. Nothing outside ${room}/ reaches ` +
+        'into it but through its module file.',
+      from: { pathNot: `^src/events/${room}/` },
+      to: { path: `^src/events/${room}/`, pathNot: '[.]module[.]ts$' },
+    })),
     {
       name: 'features-through-their-doors',
       severity: 'error',

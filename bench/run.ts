@@ -19,8 +19,10 @@
  * `npm ci && npm run build` in its folder; `none` skips it), --floor-untuned (start the floor
  * without FLOOR_TUNED=1), --generated NAME (instead of all this, the comparison of a freshly
  * generated module with pets: bench/generated-module.ts), --rounds N (3; only for --generated),
- * --webhook (a webhook endpoint taking every event, its receiver a local server answering 204:
- * deliveries run while the scenarios are measured), --database postgres://USER@HOST:PORT/DB (the
+ * --webhook (the service as `PROCESS_ROLE=api` beside a `worker` process; after seeding, the
+ * create scenario once with no endpoint, then a webhook endpoint taking every event, its receiver
+ * a local server answering 204: deliveries run while the scenarios are measured, and the worker's
+ * CPU per delivery is printed), --database postgres://USER@HOST:PORT/DB (the
  * service and the floor each on a database of its own created on that server, DB serving only to
  * create them, and dropped at the end, also on failure or SIGINT).
  *
@@ -41,6 +43,7 @@ import {
   BenchContext,
   BenchDatabases,
   check,
+  cpuMicrosPerRequest,
   measure,
   messageOf,
   registerWebhook,
@@ -227,12 +230,12 @@ async function bench(options: Options, databases: BenchDatabases): Promise<void>
   const storage = await databases.create('service');
   const receiver = options.webhook ? await startReceiver() : undefined;
   const env: Record<string, string> = receiver
-    ? { WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }
+    ? { WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', PROCESS_ROLE: 'api' }
     : {};
   let server = await Server.start(options.entry, storage, { profileDir: options.profile, env });
+  let worker: Server | undefined;
   try {
     const { baseUrl, readyMs } = await server.ready();
-    if (receiver) await registerWebhook(baseUrl, receiver.url);
     console.log(
       `petstore bench: node ${process.version}, ${options.connections} connections, ${options.duration} s per scenario after ${options.warmup} s warm-up`,
     );
@@ -247,12 +250,39 @@ async function bench(options: Options, databases: BenchDatabases): Promise<void>
     await check(baseUrl, ids);
 
     const rows: Row[] = [];
+    let bare: Row | undefined;
+    if (receiver) {
+      // The API's CPU per create before any endpoint exists, then with a worker delivering each.
+      const create = SCENARIOS.find((scenario) => scenario.name === 'create')!;
+      bare = await measure(server, context, create, options, 'service, no endpoint');
+      await registerWebhook(baseUrl, receiver.url);
+      worker = await Server.startWorker(options.entry, storage, env);
+    }
     for (const scenario of scenarios) {
+      const [cpuBefore, receivedBefore] = [worker?.cpuSeconds() ?? 0, receiver?.received() ?? 0];
       const row = await measure(server, context, scenario, options, 'service');
       rows.push(row);
       console.log(
         `  ${scenario.name.padEnd(7)} ${scenario.description}: ${Math.round(row.requestsPerSecond)} req/s`,
       );
+      const delivered = (receiver?.received() ?? 0) - receivedBefore;
+      if (worker && delivered > 0) {
+        // Over warm-up and run together: deliveries trail the requests that made them.
+        const micros = (((worker.cpuSeconds() ?? 0) - cpuBefore) * 1e6) / delivered;
+        console.log(
+          `          worker: ${delivered} deliveries, ${Math.round(micros)} µs CPU per delivery, ` +
+            `${Math.round(delivered / (options.warmup + options.duration))} deliveries/s`,
+        );
+      }
+    }
+    const created = rows.find((row) => row.scenario === 'create');
+    if (bare && created) {
+      const [without, withDeliveries] = [cpuMicrosPerRequest(bare), cpuMicrosPerRequest(created)];
+      if (without !== null && withDeliveries !== null)
+        console.log(
+          `API CPU per create: ${Math.round(withDeliveries)} µs with a worker delivering each, ` +
+            `${Math.round(without)} µs with no endpoint (${(withDeliveries / without).toFixed(2)}x)`,
+        );
     }
     if (seedPeak !== null) console.log(`peak RSS while seeding: ${seedPeak.toFixed(1)} MB`);
 
@@ -303,6 +333,7 @@ async function bench(options: Options, databases: BenchDatabases): Promise<void>
     if (receiver) console.log(`webhook deliveries received: ${receiver.received()}`);
   } finally {
     await server.stop();
+    await worker?.stop(20000);
     receiver?.server.close();
   }
 }

@@ -404,6 +404,25 @@ export class Server {
     throw new Error(`the service did not get ready in ${timeoutMs} ms:\n${this.output}`);
   }
 
+  /**
+   * Starts the entry point as a delivery worker (`PROCESS_ROLE=worker`) on `storage`, and waits
+   * until its readiness probe on HEALTH_PORT answers.
+   */
+  static async startWorker(entry: string, storage: Storage, env: Record<string, string>): Promise<Server> {
+    const healthPort = await freePort();
+    const worker = await Server.start(entry, storage, {
+      env: { ...env, PROCESS_ROLE: 'worker', HEALTH_PORT: String(healthPort) },
+    });
+    const deadline = Date.now() + 60000;
+    while (Date.now() < deadline) {
+      if (worker.child.exitCode !== null) throw new Error(`the worker exited:\n${worker.output}`);
+      const res = await fetch(`http://127.0.0.1:${healthPort}/health/ready`).catch(() => undefined);
+      if (res?.status === 200) return worker;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    throw new Error(`the worker did not get ready:\n${worker.output}`);
+  }
+
   /** Resets the kernel's peak-RSS mark (Linux), so the next reading is the peak since now. */
   resetPeakRss(): void {
     const file = `/proc/${this.child.pid}/clear_refs`;

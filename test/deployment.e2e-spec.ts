@@ -91,8 +91,8 @@ function typeErrors(docs: Manifest[]): string[] {
   });
 }
 
-const find = (kind: string) => {
-  const found = manifests.filter((m) => m.kind === kind);
+const find = (kind: string, name?: string) => {
+  const found = manifests.filter((m) => m.kind === kind && (name === undefined || m.metadata.name === name));
   expect(found).toHaveLength(1);
   return found[0];
 };
@@ -104,6 +104,7 @@ describe('Kubernetes manifests (deploy/kubernetes)', () => {
       'pod-disruption-budget.yaml: policy/v1 PodDisruptionBudget',
       'secret.example.yaml: v1 Secret',
       'service.yaml: v1 Service',
+      'worker.yaml: apps/v1 Deployment',
     ]);
   });
 
@@ -120,7 +121,7 @@ describe('Kubernetes manifests (deploy/kubernetes)', () => {
   });
 
   it('the schema check finds real mistakes (a wrong type, an unknown field)', () => {
-    const deployment = find('Deployment');
+    const deployment = find('Deployment', 'petstore-api');
     const wrongType = structuredClone(deployment);
     wrongType.spec.replicas = 'two';
     expect(() => new Deployment(withoutFile(wrongType) as never).validate()).toThrow(/replicas/);
@@ -131,7 +132,7 @@ describe('Kubernetes manifests (deploy/kubernetes)', () => {
   });
 
   describe('the Deployment', () => {
-    const deployment = () => find('Deployment');
+    const deployment = () => find('Deployment', 'petstore-api');
     const pod = () => deployment().spec.template.spec;
     const container = () => {
       expect(pod().containers).toHaveLength(1);
@@ -194,12 +195,36 @@ describe('Kubernetes manifests (deploy/kubernetes)', () => {
       expect(secret.stringData['database-url']).toMatch(/^postgres:\/\//);
     });
 
+    it('answers requests and leaves the deliveries to the workers', () => {
+      expect(env('PROCESS_ROLE').value).toBe('api');
+    });
+
     it('is selected by the Service and the PodDisruptionBudget', () => {
       const labels = deployment().spec.template.metadata.labels;
       expect(find('Service').spec.selector).toEqual(labels);
       expect(find('Service').spec.ports).toEqual([{ name: 'http', port: 80, targetPort: 'http' }]);
       expect(find('PodDisruptionBudget').spec.selector.matchLabels).toEqual(labels);
     });
+  });
+});
+
+describe('the worker Deployment', () => {
+  const worker = () => find('Deployment', 'petstore-worker');
+  const container = () => worker().spec.template.spec.containers[0];
+  const env = (name: string) => container().env.find((e: { name: string }) => e.name === name)?.value;
+
+  it('runs the same image as a worker, probed on HEALTH_PORT, its only port', () => {
+    expect(container().image).toBe(find('Deployment', 'petstore-api').spec.template.spec.containers[0].image);
+    expect(env('PROCESS_ROLE')).toBe('worker');
+    expect(container().ports).toEqual([{ name: 'health', containerPort: Number(env('HEALTH_PORT')) }]);
+    expect(container().livenessProbe.httpGet).toEqual({ path: '/health/live', port: 'health' });
+    expect(container().readinessProbe.httpGet).toEqual({ path: '/health/ready', port: 'health' });
+  });
+
+  it('is selected by no Service, and outlasts an attempt (15 s) when stopped', () => {
+    const labels = worker().spec.template.metadata.labels;
+    expect(find('Service').spec.selector).not.toEqual(labels);
+    expect(worker().spec.template.spec.terminationGracePeriodSeconds).toBeGreaterThan(15);
   });
 });
 
@@ -210,9 +235,12 @@ describe('compose.yaml', () => {
   const services = compose.services;
 
   it('runs PostgreSQL, Redis, two API replicas of the image built here, and nginx', () => {
-    expect(Object.keys(services).sort()).toEqual(['api-1', 'api-2', 'nginx', 'postgres', 'redis']);
+    expect(Object.keys(services).sort()).toEqual(['api-1', 'api-2', 'nginx', 'postgres', 'redis', 'worker']);
+    expect(services.worker.environment).toMatchObject({ PROCESS_ROLE: 'worker', HEALTH_PORT: '3101' });
+    expect(services.worker.build).toBe('.');
     for (const name of ['api-1', 'api-2']) {
       expect(services[name].build).toBe('.');
+      expect(services[name].environment.PROCESS_ROLE).toBe('api');
       expect(services[name].environment).toMatchObject({
         DATABASE_URL: expect.stringMatching(/^postgres:\/\//),
         REDIS_URL: expect.stringMatching(/^redis:\/\//),

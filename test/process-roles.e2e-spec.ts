@@ -3,7 +3,7 @@ import { Webhook } from 'standardwebhooks';
 import { dropTestSchemas, tempDir, TEST_KEY, testDatabaseEnv } from './support/app';
 import { sparePort } from './support/ports';
 import { sampleBody } from './support/samples';
-import { RunningService, spawnService, stopService } from './support/process';
+import { exitOf, RunningService, spawnService, stopService } from './support/process';
 import { startReceiver, until } from './support/webhook-receiver';
 
 /**
@@ -129,10 +129,8 @@ describe('An API process and a delivery worker (e2e)', () => {
     await until(() => delivered().size === ids.length, 50_000);
     expect([...delivered()].sort()).toEqual(ids);
     // A graceful stop finishes what it claimed and exits 0.
+    const exited = exitOf(second);
     second.child.kill('SIGTERM');
-    const [code] = (await new Promise((resolve) =>
-      second.child.once('exit', (...args) => resolve(args)),
-    )) as [number | null];
-    expect(code).toBe(0);
+    expect((await exited).code).toBe(0);
   }, 90_000);
 });

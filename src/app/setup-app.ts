@@ -2,7 +2,6 @@ import { DynamicModule, LoggerService, LogLevel, RequestMethod } from '@nestjs/c
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { SwaggerModule } from '@nestjs/swagger';
-import type { Express } from 'express';
 import type { DestinationStream, Logger } from 'pino';
 import { AppModule } from './app.module';
 import { ETAG_HEADER, IF_MATCH_HEADER, REQUEST_ID_HEADER } from '../common/openapi/headers';
@@ -78,7 +77,7 @@ export async function createWorker(
   const { app } = await build((...args) => AppModule.forWorker(...args), config, options);
   app.use(securityHeaders(DOCS_PATH));
   const metrics = app.get(MetricsListener);
-  (app.getHttpAdapter().getInstance() as Express).get(METRICS_PATH, metrics.serve);
+  app.getHttpAdapter().getInstance().get(METRICS_PATH, metrics.serve);
   return app;
 }
 

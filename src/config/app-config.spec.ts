@@ -63,7 +63,7 @@ describe('loadConfig', () => {
       },
       log: { level: 'info' },
       metrics: { port: null, host: '127.0.0.1', ownListener: true },
-      process: { role: 'all', healthPort: 3001 },
+      process: { role: 'all', healthPort: 8081 },
     };
 
     expect(loadConfig({})).toEqual(expected);

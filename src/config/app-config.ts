@@ -68,7 +68,7 @@ export class ProcessConfig {
   @Variable('PROCESS_ROLE') @OneOf(PROCESS_ROLES, { ignoreCase: true }) role: (typeof PROCESS_ROLES)[number] =
     'all';
   /** A worker's only listener: its probes and its metrics. */
-  @Variable('HEALTH_PORT') @Integer(0, 65535) healthPort = 3001;
+  @Variable('HEALTH_PORT') @Integer(0, 65535) healthPort = 8081;
 }
 
 export class ShutdownConfig {

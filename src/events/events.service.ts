@@ -7,7 +7,6 @@ import { Page } from '../common/pagination/page';
 import { Connections } from '../database/connections';
 import { DAY_MS, pruneBefore, pruneHourly } from '../database/retention';
 import { EventEntity } from './event.entity';
-import { WebhookDeliveryEntity } from './webhook-delivery.entity';
 
 export const EVENTS_OPTIONS = Symbol('EVENTS_OPTIONS');
 
@@ -34,11 +33,16 @@ export class EventsService implements EventOutbox, OnApplicationBootstrap, OnApp
 
   constructor(
     @InjectRepository(EventEntity) private readonly events: Repository<EventEntity>,
-    @InjectRepository(WebhookDeliveryEntity) private readonly deliveries: Repository<WebhookDeliveryEntity>,
     @Inject(EVENTS_OPTIONS) private readonly options: { retentionDays: number },
   ) {}
 
   private readonly listeners: Array<() => void> = [];
+  private readonly alsoPruned: Array<(before: number) => Promise<unknown>> = [];
+
+  /** What a consumer keeps of events (deliveries) goes with them: `prune` removes what is older than `before`. */
+  alsoPrune(prune: (before: number) => Promise<unknown>): void {
+    this.alsoPruned.push(prune);
+  }
 
   entry({ type, data }: ChangeEvent, at: number): Omit<EventEntity, 'id'> {
     return { type, at, data: JSON.stringify(data) };
@@ -74,7 +78,7 @@ export class EventsService implements EventOutbox, OnApplicationBootstrap, OnApp
   async prune(now = Date.now()): Promise<number> {
     const cutoff = now - this.options.retentionDays * DAY_MS;
     const removed = await pruneBefore(this.events, 'at', cutoff);
-    await pruneBefore(this.deliveries, 'createdAt', cutoff);
+    for (const prune of this.alsoPruned) await prune(cutoff);
     return removed;
   }
 

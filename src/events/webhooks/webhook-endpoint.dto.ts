@@ -6,9 +6,9 @@ import { EachMatching } from '../../common/validation/array.validators';
 import { Omittable, Removable } from '../../common/validation/presence';
 import { cleanTextSchema, IsCleanText } from '../../common/validation/text.validators';
 import { EVENT_TYPE_PATTERN, eventId } from '../events.service';
-import { DeliveryAttempt, DeliveryStatus, WebhookDeliveryEntity } from '../webhook-delivery.entity';
-import { WebhookEndpointEntity } from '../webhook-endpoint.entity';
-import { EVENT_ID, EVENT_TYPE, INT64, TIME } from './event.dto';
+import { DeliveryAttempt, DeliveryStatus, WebhookDeliveryEntity } from './webhook-delivery.entity';
+import { WebhookEndpointEntity } from './webhook-endpoint.entity';
+import { EVENT_ID, EVENT_TYPE, INT64, TIME } from '../dto/event.dto';
 
 const URL_SCHEMA = {
   type: 'string',

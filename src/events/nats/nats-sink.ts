@@ -1,5 +1,5 @@
 import { connect, headers, JetStreamClient, NatsConnection, RetentionPolicy } from 'nats';
-import type { EventDto } from './dto/event.dto';
+import type { EventDto } from '../dto/event.dto';
 
 const DEFAULTS = { stream: 'PETSTORE_EVENTS', subjectPrefix: 'petstore.events', timeoutMs: 5000 };
 /** The relay publishes a batch again after a crash: the stream drops ids it saw in this window. */

@@ -1,13 +1,13 @@
 import { BeforeApplicationShutdown, Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { EventsConfig } from '../config/app-config';
-import { EventEntity } from './event.entity';
-import { EventDto } from './dto/event.dto';
-import { EVENTS_OPTIONS, EventsService } from './events.service';
+import { EventsConfig } from '../../config/app-config';
+import { EventEntity } from '../event.entity';
+import { EventDto } from '../dto/event.dto';
+import { EVENTS_OPTIONS, EventsService } from '../events.service';
 import { NatsSink } from './nats-sink';
-import { Transactions } from '../database/transactions';
-import { consumeOutbox, OUTBOX_BATCH, Ticker } from './outbox-consumer';
+import { Transactions } from '../../database/transactions';
+import { consumeOutbox, OUTBOX_BATCH, Ticker } from '../outbox-consumer';
 
 /** The outbox to NATS JetStream, published before the position moves: the stream drops ids it has. */
 @Injectable()

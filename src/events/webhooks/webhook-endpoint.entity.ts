@@ -1,6 +1,6 @@
 import { Column, Entity } from 'typeorm';
-import { int64AsNumber } from '../common/validation/int64';
-import { IdColumn } from '../database/dialect';
+import { int64AsNumber } from '../../common/validation/int64';
+import { IdColumn } from '../../database/dialect';
 
 @Entity({ name: 'webhook_endpoints' })
 export class WebhookEndpointEntity {

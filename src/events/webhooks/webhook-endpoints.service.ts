@@ -1,16 +1,17 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
-import { ApiException, invalidField } from '../common/errors/api-exception';
-import { Page } from '../common/pagination/page';
-import { Connections } from '../database/connections';
-import { ResourceStore, ResourceStores } from '../database/resource-store';
-import { Transactions } from '../database/transactions';
-import { UnitOfWork } from '../database/unit-of-work';
+import { ApiException, invalidField } from '../../common/errors/api-exception';
+import { Page } from '../../common/pagination/page';
+import { Connections } from '../../database/connections';
+import { ResourceStore, ResourceStores } from '../../database/resource-store';
+import { Transactions } from '../../database/transactions';
+import { UnitOfWork } from '../../database/unit-of-work';
 import { AddressPolicy, checkEndpointUrl } from './address-policy';
-import { NewWebhookEndpointDto, WebhookEndpointPatchDto } from './dto/webhook-endpoint.dto';
-import { EVENTS_ERRORS } from './events.errors';
-import { EVENTS_OPTIONS } from './events.service';
+import { NewWebhookEndpointDto, WebhookEndpointPatchDto } from './webhook-endpoint.dto';
+import { EVENTS_ERRORS } from '../events.errors';
+import { EVENTS_OPTIONS, EventsService } from '../events.service';
+import { pruneBefore } from '../../database/retention';
 import { newSigningSecret } from './signature';
 import { DeliveryStatus, WebhookDeliveryEntity } from './webhook-delivery.entity';
 import { WebhookEndpointEntity } from './webhook-endpoint.entity';
@@ -27,8 +28,10 @@ export class WebhookEndpointsService {
     @InjectRepository(WebhookDeliveryEntity) private readonly deliveries: Repository<WebhookDeliveryEntity>,
     @Inject(EVENTS_OPTIONS) private readonly policy: AddressPolicy,
     private readonly transactions: Transactions,
+    events: EventsService,
   ) {
     this.endpoints = stores.of(repository, { mutable: true });
+    events.alsoPrune((before) => pruneBefore(this.deliveries, 'createdAt', before));
   }
 
   /** The address as the policy allows it: a DNS lookup, never a connection; before a change, never in it. */

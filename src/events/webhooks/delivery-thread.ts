@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import type { AddressPolicy } from './address-policy';
-import type { EventEntity } from './event.entity';
+import type { EventEntity } from '../event.entity';
 import type { Attempt } from './webhook-sender';
 
 /** One attempt as the delivery thread takes it: the event as stored, where to and with which secrets. */

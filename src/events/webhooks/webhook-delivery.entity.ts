@@ -1,6 +1,6 @@
 import { Column, Entity, ForeignKey, Index } from 'typeorm';
-import { int64AsNumber } from '../common/validation/int64';
-import { IdColumn } from '../database/dialect';
+import { int64AsNumber } from '../../common/validation/int64';
+import { IdColumn } from '../../database/dialect';
 import { WebhookEndpointEntity } from './webhook-endpoint.entity';
 
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';

@@ -1,7 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { AddressPolicy } from './address-policy';
 import type { Delivery } from './delivery-thread';
-import { publishedJson } from './event-sink';
+import { publishedJson } from '../event-sink';
 import { signatureHeaders } from './signature';
 import { Attempt, send } from './webhook-sender';
 

@@ -1,10 +1,10 @@
 import { Body, Controller, Headers, HttpCode, Inject, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiCallbacks, ApiOkResponse } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { ifMatch, setEtag } from '../common/conditional-requests';
-import { ApiErrors } from '../common/openapi/api-errors.decorator';
-import { etagHeaderDocs } from '../common/openapi/headers';
-import { ApiResource } from '../common/openapi/api-resource.decorator';
+import { ifMatch, setEtag } from '../../common/conditional-requests';
+import { ApiErrors } from '../../common/openapi/api-errors.decorator';
+import { etagHeaderDocs } from '../../common/openapi/headers';
+import { ApiResource } from '../../common/openapi/api-resource.decorator';
 import {
   CreateOperation,
   DeleteOperation,
@@ -13,17 +13,17 @@ import {
   ListOperation,
   Resource,
   UpdateOperation,
-} from '../common/openapi/operations';
-import { setNextLink } from '../common/pagination/next-link';
-import { invalidField } from '../common/errors/api-exception';
-import { insufficientScope } from '../common/errors/bearer-challenge';
-import { RequiredScope, Vocabulary, VOCABULARY } from '../common/scopes';
-import { holds } from '../auth/api-keys.service';
-import { callerOf } from '../auth/caller';
-import { ApiIdParam } from '../common/validation/id.pipe';
-import { Transactions } from '../database/transactions';
-import { IdempotentRequests } from '../idempotency/idempotent-requests';
-import { EventDto } from './dto/event.dto';
+} from '../../common/openapi/operations';
+import { setNextLink } from '../../common/pagination/next-link';
+import { invalidField } from '../../common/errors/api-exception';
+import { insufficientScope } from '../../common/errors/bearer-challenge';
+import { RequiredScope, Vocabulary, VOCABULARY } from '../../common/scopes';
+import { holds } from '../../auth/api-keys.service';
+import { callerOf } from '../../auth/caller';
+import { ApiIdParam } from '../../common/validation/id.pipe';
+import { Transactions } from '../../database/transactions';
+import { IdempotentRequests } from '../../idempotency/idempotent-requests';
+import { EventDto } from '../dto/event.dto';
 import {
   ListWebhookDeliveriesQueryDto,
   ListWebhookEndpointsQueryDto,
@@ -33,9 +33,9 @@ import {
   WebhookEndpointDto,
   WebhookEndpointPatchDto,
   WebhookEndpointWithSecretDto,
-} from './dto/webhook-endpoint.dto';
-import { EVENTS_ERRORS } from './events.errors';
-import { matchesType } from './events.service';
+} from './webhook-endpoint.dto';
+import { EVENTS_ERRORS } from '../events.errors';
+import { matchesType } from '../events.service';
 import { WebhookEndpointEntity } from './webhook-endpoint.entity';
 import { DEFAULT_SECRET_GRACE_MS, WebhookEndpointsService } from './webhook-endpoints.service';
 

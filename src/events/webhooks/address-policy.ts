@@ -1,7 +1,7 @@
 import { lookup as dnsLookup, LookupAddress, promises as dns } from 'node:dns';
 import { isIP, LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import type { EventsConfig } from '../config/app-config';
+import type { EventsConfig } from '../../config/app-config';
 
 export type AddressPolicy = Pick<EventsConfig, 'allowHttp' | 'allowPrivateNetworks'>;
 
