@@ -19,15 +19,19 @@ import {
 } from './support/servers';
 
 /**
- * Three instances of the service on one PostgreSQL cluster and one Redis server of the test's
- * own, behind Debian's nginx configured by deploy/nginx.conf as shipped (its ports moved to spare
- * ones, a third upstream line added), under steady mixed load from clients that retry the way
- * docs/operations.md tells them to. Phases: a rolling restart, a `kill -9` of one instance and
- * its restart, a PostgreSQL restart, a Redis restart. Clients must see no error in any phase but
- * the kill, where only requests in flight on the killed instance may fail, and their retries
- * succeed within 5 s; no acknowledged create is lost, and no key is stored twice. Meanwhile every
- * change is published: to a webhook receiver that answers 500 for a while, and to a NATS server
- * of the test's own; each committed change has one event, each event reaches both.
+ * The service as deployed (docs/deployment.md#workers): two API instances (`PROCESS_ROLE=api`)
+ * behind Debian's nginx configured by deploy/nginx.conf as shipped (its ports moved to spare
+ * ones), and two delivery workers (`PROCESS_ROLE=worker`) beside them, on one PostgreSQL cluster
+ * and one Redis server of the test's own, under steady mixed load from clients that retry the way
+ * docs/operations.md tells them to. Phases: a rolling restart of all four, a `kill -9` of one
+ * worker as the receiver takes one of its deliveries and its restart, a `kill -9` of one API
+ * instance and its restart, a PostgreSQL restart, a Redis restart. Clients must see no error in
+ * any phase but the API kill, where only requests in flight on the killed instance may fail, and
+ * their retries succeed within 5 s; no acknowledged create is lost, and no key is stored twice.
+ * Meanwhile the workers publish every change (the API instances send nothing): to a webhook
+ * receiver that answers 500 for a while, and to a NATS server of the test's own; each committed
+ * change has one event, each event reaches both, and what the killed worker had claimed is sent
+ * again once its lease has run out.
  */
 const ROOT = join(__dirname, '..');
 const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((path) => existsSync(path));
@@ -37,6 +41,8 @@ const NATS_SERVER = ['/usr/sbin/nats-server', '/usr/bin/nats-server'].find((path
 const ready = Boolean(NGINX && bin && NATS_SERVER) && inThisPass;
 /** Short, so that the test sees the last retry: the shipped schedule runs for more than a day. */
 const RETRY_SCHEDULE = [1000, 2000, 4000, 8000, 8000];
+/** How long a delivery claimed by an attempt cut short (its worker killed, the database restarted) waits. */
+const LEASE_MS = 30_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const FAIL_TIMEOUT_MS =
   1000 * Number(/fail_timeout=(\d+)s/.exec(readFileSync(join(ROOT, 'deploy', 'nginx.conf'), 'utf8'))?.[1]);
@@ -64,7 +70,13 @@ function nginxConf(listen: number, upstreams: number[]): string {
 }
 
 type Phase =
-  'steady' | 'rolling restart' | 'kill -9' | 'postgres restart' | 'redis restart' | 'receiver outage';
+  | 'steady'
+  | 'rolling restart'
+  | 'worker kill -9'
+  | 'api kill -9'
+  | 'postgres restart'
+  | 'redis restart'
+  | 'receiver outage';
 interface Outcome {
   phase: Phase;
   op: 'list' | 'get' | 'create' | 'patch';
@@ -75,19 +87,25 @@ interface Outcome {
 
 const describeFleet = ready ? describe : describe.skip;
 
-describeFleet('Three instances behind nginx through restarts and faults (e2e)', () => {
+describeFleet('Two API instances behind nginx and two workers through restarts and faults (e2e)', () => {
   let cluster: PostgresCluster;
   let redis: RedisServer;
   let nginx: ChildProcess;
   let dir: string;
-  const ports: number[] = [];
+  /** The API instances, behind nginx; each keeps its ports across restarts. */
+  const apis: Array<{ port: number; metricsPort: number }> = [];
   const instances: RunningService[] = [];
+  /** The delivery workers, not behind nginx: HEALTH_PORT is their only port (PORT a spare one, unopened). */
+  const workerPorts: Array<{ healthPort: number; port: number }> = [];
+  const workers: RunningService[] = [];
   let env: Record<string, string>;
   let base: string;
   let nats: ChildProcess;
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
   let receiverFailing = false;
-  /** When an instance was killed or the database restarted: an attempt then may end unrecorded. */
+  /** Called as the receiver takes a delivery, before it answers. */
+  let onReceipt: (() => void) | undefined;
+  /** When a worker was killed or the database restarted: an attempt then may end unrecorded. */
   const faults: Array<{ from: number; to: number }> = [];
   const faultAt = (at: number) => faults.some(({ from, to }) => at >= from - 1000 && at <= to + 1000);
 
@@ -97,11 +115,23 @@ describeFleet('Three instances behind nginx through restarts and faults (e2e)', 
     if (!started) throw new Error('redis-server is missing');
     redis = started;
     dir = mkdtempSync(join(tmpdir(), 'petstore-nginx-'));
-    const natsPort = await sparePort();
+    const taken = new Set<number>();
+    const spare = async (): Promise<number> => {
+      for (;;) {
+        const port = await sparePort();
+        if (taken.has(port)) continue;
+        taken.add(port);
+        return port;
+      }
+    };
+    const natsPort = await spare();
     nats = spawn(NATS_SERVER!, ['-js', '-a', '127.0.0.1', '-p', String(natsPort), '-sd', join(dir, 'nats')], {
       stdio: 'ignore',
     });
-    receiver = await startReceiver(() => (receiverFailing ? 500 : 200));
+    receiver = await startReceiver(() => {
+      onReceipt?.();
+      return receiverFailing ? 500 : 200;
+    });
     env = {
       DATABASE_URL: cluster.url,
       DATABASE_SCHEMA: 'fleet',
@@ -116,11 +146,14 @@ describeFleet('Three instances behind nginx through restarts and faults (e2e)', 
       WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
       WEBHOOK_RETRY_SCHEDULE: RETRY_SCHEDULE.map((ms) => `${ms}ms`).join(','),
     };
-    for (let i = 0; i < 3; i++) ports.push(await sparePort());
+    for (let i = 0; i < 2; i++) apis.push({ port: await spare(), metricsPort: await spare() });
+    for (let i = 0; i < 2; i++) workerPorts.push({ healthPort: await spare(), port: await spare() });
     // One at a time: the first runs the migrations.
-    for (const port of ports) instances.push(await spawnService({ ...env, PORT: String(port) }));
-    const listen = await sparePort();
-    writeFileSync(join(dir, 'nginx.conf'), nginxConf(listen, ports));
+    for (let i = 0; i < apis.length; i++) instances.push(await spawnService(apiEnv(i)));
+    for (let i = 0; i < workerPorts.length; i++) workers.push(await spawnService(workerEnv(i)));
+    const listen = await spare();
+    const upstreams = apis.map(({ port }) => port);
+    writeFileSync(join(dir, 'nginx.conf'), nginxConf(listen, upstreams));
     nginx = spawn(NGINX!, ['-c', join(dir, 'nginx.conf'), '-p', dir, '-g', 'daemon off;'], {
       stdio: ['ignore', 'ignore', openSync(join(dir, 'error.log'), 'a')],
     });
@@ -143,13 +176,25 @@ describeFleet('Three instances behind nginx through restarts and faults (e2e)', 
     nginx?.kill('SIGTERM');
     nats?.kill('SIGTERM');
     await receiver?.close();
-    await Promise.all(instances.map((instance) => stopService(instance, 'SIGKILL')));
+    await Promise.all([...instances, ...workers].map((service) => stopService(service, 'SIGKILL')));
     await redis?.stop();
     cluster?.destroy();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it('shows clients no error through a rolling restart, a PostgreSQL and a Redis restart; a kill -9 only what it had in flight', async () => {
+  /** API instance `index`: behind nginx, sending nothing; its metrics on a port of their own. */
+  function apiEnv(index: number): Record<string, string> {
+    const { port, metricsPort } = apis[index];
+    return { ...env, PROCESS_ROLE: 'api', PORT: String(port), METRICS_PORT: String(metricsPort) };
+  }
+
+  /** Worker `index`: its probes and metrics on HEALTH_PORT, its only port (PORT must stay closed). */
+  function workerEnv(index: number): Record<string, string> {
+    const { healthPort, port } = workerPorts[index];
+    return { ...env, PROCESS_ROLE: 'worker', HEALTH_PORT: String(healthPort), PORT: String(port) };
+  }
+
+  it('shows clients no error through a rolling restart, a worker killed -9, a PostgreSQL and a Redis restart; an API kill -9 only what it had in flight', async () => {
     const agent = new Agent({ keepAlive: true, maxSockets: 64 });
     const outcomes: Outcome[] = [];
     const acknowledged = new Map<string, number>();
@@ -182,8 +227,8 @@ describeFleet('Three instances behind nginx through restarts and faults (e2e)', 
       });
 
     /** A create retried the documented way: same key, after Retry-After (or 200 ms), until 201. */
-    const create = async (worker: number) => {
-      const name = `Fleet ${worker}-${created++}`;
+    const create = async (client: number) => {
+      const name = `Fleet ${client}-${created++}`;
       const body = JSON.stringify({ name, categoryId: 3 });
       const headers = { 'Content-Type': 'application/json', 'Idempotency-Key': name.replace(/ /g, '-') };
       let failedAt: number | undefined;
@@ -227,7 +272,7 @@ describeFleet('Three instances behind nginx through restarts and faults (e2e)', 
         retry: false,
       });
     };
-    const worker = async (id: number) => {
+    const client = async (id: number) => {
       for (let i = 0; running; i++) {
         const dice = Math.random();
         if (dice < 0.2) {
@@ -236,25 +281,33 @@ describeFleet('Three instances behind nginx through restarts and faults (e2e)', 
         } else await read(dice < 0.65 ? 'list' : 'get');
       }
     };
-    const workers = Array.from({ length: 12 }, (_, id) => worker(id));
+    const clients = Array.from({ length: 12 }, (_, id) => client(id));
 
-    const restart = async (index: number, signal: NodeJS.Signals) => {
-      await stopService(instances[index], signal);
-      instances[index] = await spawnService({ ...env, PORT: String(ports[index]) });
+    const untilReady = async (service: RunningService) => {
       for (;;) {
-        const probe = await fetch(`${instances[index].url}/health/ready`).catch(() => undefined);
-        if (probe?.status === 200) break;
+        const probe = await fetch(`${service.url}/health/ready`).catch(() => undefined);
+        if (probe?.status === 200) return;
         await sleep(50);
       }
+    };
+    const restart = async (index: number, signal: NodeJS.Signals) => {
+      await stopService(instances[index], signal);
+      instances[index] = await spawnService(apiEnv(index));
+      await untilReady(instances[index]);
       // nginx counted the refused connections of the stop against the instance: it sends it
       // requests again once `fail_timeout` has passed (the documented procedure waits as long).
       await sleep(FAIL_TIMEOUT_MS + 500);
+    };
+    const restartWorker = async (index: number, signal: NodeJS.Signals) => {
+      await stopService(workers[index], signal);
+      workers[index] = await spawnService(workerEnv(index));
+      await untilReady(workers[index]);
     };
     const during = async (name: Phase, fault: () => Promise<void>) => {
       phase = name;
       const from = Date.now();
       await fault();
-      if (name === 'kill -9' || name === 'postgres restart') faults.push({ from, to: Date.now() });
+      if (name === 'worker kill -9' || name === 'postgres restart') faults.push({ from, to: Date.now() });
       await sleep(2000);
       phase = 'steady';
       await sleep(500);
@@ -263,8 +316,55 @@ describeFleet('Three instances behind nginx through restarts and faults (e2e)', 
     await sleep(2000);
     await during('rolling restart', async () => {
       for (let index = 0; index < instances.length; index++) await restart(index, 'SIGTERM');
+      for (let index = 0; index < workers.length; index++) await restartWorker(index, 'SIGTERM');
     });
-    await during('kill -9', () => restart(1, 'SIGKILL'));
+    /**
+     * Kills worker 0 while the receiver holds one of its deliveries, unanswered. Worker 1 is paused
+     * for that instant, so that the delivery is worker 0's; should worker 0 send nothing meanwhile
+     * (it may wait on a row lock worker 1 holds), worker 1 resumes and it is tried again.
+     */
+    const killWorkerMidDelivery = async (): Promise<number> => {
+      for (let tries = 0; tries < 5; tries++) {
+        workers[1].child.kill('SIGSTOP');
+        await sleep(100); // what worker 1 sent before it stopped has arrived
+        const killedAt = await new Promise<number | undefined>((resolve) => {
+          const timer = setTimeout(() => {
+            onReceipt = undefined;
+            resolve(undefined);
+          }, 2000);
+          onReceipt = () => {
+            onReceipt = undefined;
+            clearTimeout(timer);
+            workers[0].child.kill('SIGKILL');
+            resolve(Date.now());
+          };
+        });
+        workers[1].child.kill('SIGCONT');
+        if (killedAt !== undefined) return killedAt;
+        await sleep(500);
+      }
+      throw new Error('worker 0 sent nothing while worker 1 was paused');
+    };
+    /** The deliveries a dead worker had claimed, left leased: the event of each, and when its lease ends. */
+    const cutShort: Array<{ event: string; leaseEnds: number }> = [];
+
+    // Early, so that what the killed worker had claimed is sent again during the phases after.
+    await during('worker kill -9', async () => {
+      const killedAt = await killWorkerMidDelivery();
+      await restartWorker(0, 'SIGKILL');
+      // Claimed in the seconds before the kill and still unrecorded (a retry is due sooner).
+      const db = new Client({ connectionString: cluster.url });
+      await db.connect();
+      const { rows } = await db.query(
+        `SELECT event_id, next_attempt_at FROM fleet.webhook_deliveries
+         WHERE status = 'pending' AND next_attempt_at > $1 AND next_attempt_at <= $2`,
+        [killedAt + LEASE_MS - 10_000, killedAt + LEASE_MS],
+      );
+      await db.end();
+      for (const row of rows as Array<{ event_id: string; next_attempt_at: string }>)
+        cutShort.push({ event: eventId(Number(row.event_id)), leaseEnds: Number(row.next_attempt_at) });
+    });
+    await during('api kill -9', () => restart(1, 'SIGKILL'));
     await during('postgres restart', async () => {
       await cluster.stop(); // pg_ctl -m fast
       await cluster.start();
@@ -280,7 +380,7 @@ describeFleet('Three instances behind nginx through restarts and faults (e2e)', 
       receiverFailing = false;
     });
     running = false;
-    await Promise.all(workers);
+    await Promise.all(clients);
     agent.destroy();
 
     const summary: Record<string, Record<string, number>> = {};
@@ -304,7 +404,24 @@ describeFleet('Three instances behind nginx through restarts and faults (e2e)', 
     await db.end();
     const published = eventsPublished(events, rows);
     const delivered = await webhookDeliveries(events);
+    // The one the receiver took as worker 0 died already has its 200: it is sent again all the same.
+    const notResent = () =>
+      cutShort.filter(
+        ({ event, leaseEnds }) =>
+          !receiver.received.some(
+            (r) => r.headers['webhook-id'] === event && r.status === 200 && r.at >= leaseEnds,
+          ),
+      );
+    const resendBy = Math.max(0, ...cutShort.map(({ leaseEnds }) => leaseEnds)) + 30_000;
+    while (notResent().length > 0 && Date.now() < resendBy) await sleep(250);
     const streamed = await jetStreamIds(env.EVENTS_NATS_URL, events.length);
+    // Each process since its last start: the API instances' through every phase from theirs on.
+    const attempts = {
+      api: await Promise.all(
+        apis.map(({ metricsPort }) => deliveryAttempts(`http://127.0.0.1:${metricsPort}/metrics`)),
+      ),
+      workers: await Promise.all(workers.map((worker) => deliveryAttempts(`${worker.url}/metrics`))),
+    };
     const stored = new Map<string, number[]>();
     for (const row of rows) stored.set(row.name, [...(stored.get(row.name) ?? []), Number(row.id)]);
     const lost = [...acknowledged].filter(([name, id]) => !stored.get(name)?.includes(id));
@@ -322,6 +439,8 @@ describeFleet('Three instances behind nginx through restarts and faults (e2e)', 
           events: events.length,
           eventsNotMatchingChanges: published.length,
           webhooks: delivered.summary,
+          webhookAttemptsByProcess: attempts,
+          cutShortByWorkerKill: cutShort.length,
           jetStream: { messages: streamed.length, distinctIds: new Set(streamed).size },
         },
         null,
@@ -334,15 +453,16 @@ describeFleet('Three instances behind nginx through restarts and faults (e2e)', 
     for (const at of [
       'steady',
       'rolling restart',
+      'worker kill -9',
       'postgres restart',
       'redis restart',
       'receiver outage',
     ] as const)
       expect({ phase: at, errors: errors(at) }).toEqual({ phase: at, errors: [] });
-    // The kill: only creates in flight on the killed instance (nginx does not retry a POST it
+    // The API kill: only creates in flight on the killed instance (nginx does not retry a POST it
     // sent: 502, or no answer at all), then their retries (409 while the dead claim's lease runs).
     expect(
-      errors('kill -9').filter(
+      errors('api kill -9').filter(
         (o) =>
           !(
             (o.op === 'create' || o.op === 'patch') &&
@@ -358,7 +478,10 @@ describeFleet('Three instances behind nginx through restarts and faults (e2e)', 
     expect(delivered.undelivered).toEqual([]);
     expect(delivered.unexplainedDuplicates).toEqual([]);
     expect(delivered.late).toEqual([]);
+    expect(cutShort.length).toBeGreaterThan(0);
+    expect(notResent()).toEqual([]);
     expect([...streamed].sort()).toEqual(events.map((event) => eventId(Number(event.id))).sort());
+    expect(attempts.api).toEqual(apis.map(() => 0));
   }, 300_000);
 
   /** For each pet, one `pet.created` and one `pet.updated` per later version, with that version: what is wrong. */
@@ -404,7 +527,8 @@ describeFleet('Three instances behind nginx through restarts and faults (e2e)', 
         .map((event) => eventId(Number(event.id)))
         .filter((id) => !receipts.get(id)?.some((r) => r.status === 200));
     };
-    const deadline = Date.now() + RETRY_SCHEDULE.reduce((sum, ms) => sum + ms, 0) + 60_000;
+    // An event claimed by an attempt cut short waits for its lease, then for its retries.
+    const deadline = Date.now() + RETRY_SCHEDULE.reduce((sum, ms) => sum + ms, 0) + LEASE_MS + 30_000;
     while (undelivered().length > 0 && Date.now() < deadline) await sleep(250);
     const receipts = byId();
     const unexplainedDuplicates = [...receipts]
@@ -412,7 +536,7 @@ describeFleet('Three instances behind nginx through restarts and faults (e2e)', 
       .filter(([, all]) => !all.slice(0, -1).some((r) => r.status !== 200 || faultAt(r.at)))
       .map(([id]) => id);
     // Within the schedule: the sum of its waits, the lease of an attempt cut short, and slack.
-    const bound = RETRY_SCHEDULE.reduce((sum, ms) => sum + ms, 0) * 1.1 + 30_000 + 15_000;
+    const bound = RETRY_SCHEDULE.reduce((sum, ms) => sum + ms, 0) * 1.1 + LEASE_MS + 15_000;
     const late = events
       .map((event) => {
         const first = receipts.get(eventId(Number(event.id)))?.find((r) => r.status === 200);
@@ -435,6 +559,17 @@ describeFleet('Three instances behind nginx through restarts and faults (e2e)', 
       ),
     };
     return { undelivered: undelivered(), unexplainedDuplicates, late, summary };
+  }
+
+  /** Webhook attempts (of any result) a process counted since it started, read from its `/metrics`. */
+  async function deliveryAttempts(url: string): Promise<number> {
+    const metrics = await fetch(url);
+    if (metrics.status !== 200) throw new Error(`${url}: ${metrics.status}`);
+    const counted = [
+      ...(await metrics.text()).matchAll(/^petstore_webhook_attempts_total\{[^}]*\} (\S+)$/gm),
+    ];
+    if (counted.length === 0) throw new Error(`${url}: no petstore_webhook_attempts_total`);
+    return counted.reduce((sum, [, value]) => sum + Number(value), 0);
   }
 
   /** The `Nats-Msg-Id` of every message of the stream, once it holds `count` (or after 30 s). */
