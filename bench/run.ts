@@ -256,7 +256,7 @@ async function bench(options: Options, databases: BenchDatabases): Promise<void>
       const create = SCENARIOS.find((scenario) => scenario.name === 'create')!;
       bare = await measure(server, context, create, options, 'service, no endpoint');
       await registerWebhook(baseUrl, receiver.url);
-      worker = await Server.startWorker(options.entry, storage, env);
+      worker = await Server.startWorker(options.entry, storage, { profileDir: options.profile, env });
     }
     for (const scenario of scenarios) {
       const [cpuBefore, receivedBefore] = [worker?.cpuSeconds() ?? 0, receiver?.received() ?? 0];

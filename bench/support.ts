@@ -408,9 +408,14 @@ export class Server {
    * Starts the entry point as a delivery worker (`PROCESS_ROLE=worker`) on `storage`, and waits
    * until its readiness probe on HEALTH_PORT answers.
    */
-  static async startWorker(entry: string, storage: Storage, env: Record<string, string>): Promise<Server> {
+  static async startWorker(
+    entry: string,
+    storage: Storage,
+    { env = {}, ...options }: StartOptions = {},
+  ): Promise<Server> {
     const healthPort = await freePort();
     const worker = await Server.start(entry, storage, {
+      ...options,
       env: { ...env, PROCESS_ROLE: 'worker', HEALTH_PORT: String(healthPort) },
     });
     const deadline = Date.now() + 60000;

@@ -1,29 +1,23 @@
 import { Worker } from 'node:worker_threads';
 import type { AddressPolicy } from './address-policy';
-import type { EventEntity } from '../event.entity';
+import { Delivery, DeliverySender } from './deliver';
 import type { Attempt } from './webhook-sender';
 
-/** One attempt as the delivery thread takes it: the event as stored, where to and with which secrets. */
-export type Delivery = Pick<EventEntity, 'type' | 'at' | 'data'> & {
-  job: number;
-  url: string;
-  secrets: string[];
-  eventId: string;
-};
-
 /** Signing and HTTP on a worker thread, started with the first delivery (architecture.md: why). */
-export class DeliveryThread {
+export class DeliveryThread extends DeliverySender {
   private worker?: Worker;
   private jobs = 0;
   private readonly waiting = new Map<number, (attempt: Attempt) => void>();
-  private outgoing: Delivery[] = [];
+  private outgoing: Array<Delivery & { job: number }> = [];
 
   constructor(
     private readonly policy: AddressPolicy,
     private readonly timeoutMs: number,
-  ) {}
+  ) {
+    super();
+  }
 
-  send(delivery: Omit<Delivery, 'job'>): Promise<Attempt> {
+  send(delivery: Delivery): Promise<Attempt> {
     const job = ++this.jobs;
     if (this.outgoing.push({ ...delivery, job }) === 1)
       // As JSON text: cloning a string costs the API's thread less than cloning objects.

@@ -16,13 +16,13 @@ import { Metrics } from '../../observability/metrics';
 import { EventEntity } from '../event.entity';
 import { eventId, EVENTS_OPTIONS, EventsService, matchesType } from '../events.service';
 import { consumeOutbox, OUTBOX_BATCH, skipOutbox, Ticker } from '../outbox-consumer';
-import { DeliveryThread } from './delivery-thread';
+import { DeliverySender } from './deliver';
 import { DeliveryAttempt, WebhookDeliveryEntity } from './webhook-delivery.entity';
 import { WebhookEndpointEntity } from './webhook-endpoint.entity';
 import { WebhookEndpointsService } from './webhook-endpoints.service';
 import { Attempt } from './webhook-sender';
 
-const ATTEMPT_TIMEOUT_MS = 15_000;
+export const ATTEMPT_TIMEOUT_MS = 15_000;
 /** Longer than an attempt can last: while it runs, no other instance takes the delivery. */
 const LEASE_MS = ATTEMPT_TIMEOUT_MS + 15_000;
 const KEPT_ATTEMPTS = 10;
@@ -42,7 +42,6 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
   private readonly tracer = trace.getTracer('petstore-webhooks');
   private readonly ticker: Ticker;
   private readonly inFlight = new Set<Promise<void>>();
-  private readonly thread: DeliveryThread;
   private readonly retryScheduleMs: number[];
   private skipped = 0;
   private claiming?: Promise<void>;
@@ -57,11 +56,11 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     private readonly endpoints: WebhookEndpointsService,
     @Inject(EVENTS_OPTIONS) private readonly config: EventsConfig,
     events: EventsService,
+    private readonly sender: DeliverySender,
     @Optional() private readonly metrics: Metrics = new Metrics(),
   ) {
     this.ticker = new Ticker(() => this.tick(), 'Webhooks', 'webhook deliveries wait', config.pollMs);
     events.onCommitted(() => this.ticker.wake());
-    this.thread = new DeliveryThread(config, ATTEMPT_TIMEOUT_MS);
     this.retryScheduleMs = durationsMs(config.retrySchedule)!;
   }
 
@@ -78,7 +77,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     await this.ticker.stop();
     await this.claiming;
     await Promise.allSettled([...this.inFlight]);
-    await this.thread.stop();
+    await this.sender.stop();
   }
 
   /** Until caught up: deliveries of new events, then as many due attempts as there is room for. */
@@ -162,7 +161,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     if (endpoint.previousSecret && (endpoint.previousSecretExpiresAt ?? 0) > now)
       secrets.push(endpoint.previousSecret);
     const { type, at, data } = event;
-    return this.thread.send({ url: endpoint.url, secrets, eventId: eventId(event.id), type, at, data });
+    return this.sender.send({ url: endpoint.url, secrets, eventId: eventId(event.id), type, at, data });
   }
 
   private async record(delivery: Claimed, at: number, result: Attempt, retryable: boolean): Promise<void> {

@@ -2,8 +2,12 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { ProcessConfig } from '../../config/app-config';
 import { IdempotencyModule } from '../../idempotency/idempotency.module';
+import { EVENTS_OPTIONS } from '../events.service';
+import { AddressPolicy } from './address-policy';
+import { DeliverySender, InlineSender } from './deliver';
+import { DeliveryThread } from './delivery-thread';
 import { WebhookDeliveryEntity } from './webhook-delivery.entity';
-import { WebhookDispatcher } from './webhook-dispatcher';
+import { ATTEMPT_TIMEOUT_MS, WebhookDispatcher } from './webhook-dispatcher';
 import { WebhookEndpointEntity } from './webhook-endpoint.entity';
 import { WebhookEndpointsController } from './webhook-endpoints.controller';
 import { WebhookEndpointsService } from './webhook-endpoints.service';
@@ -19,7 +23,22 @@ export class WebhooksModule {
       module: WebhooksModule,
       imports: [TypeOrmModule.forFeature(WEBHOOK_ENTITIES), ...(routes ? [IdempotencyModule] : [])],
       controllers: routes ? [WebhookEndpointsController] : [],
-      providers: [WebhookEndpointsService, ...(role === 'api' ? [] : [WebhookDispatcher])],
+      providers: [
+        WebhookEndpointsService,
+        ...(role === 'api'
+          ? []
+          : [
+              WebhookDispatcher,
+              {
+                provide: DeliverySender,
+                inject: [EVENTS_OPTIONS],
+                useFactory: (policy: AddressPolicy) =>
+                  role === 'worker'
+                    ? new InlineSender(policy, ATTEMPT_TIMEOUT_MS)
+                    : new DeliveryThread(policy, ATTEMPT_TIMEOUT_MS),
+              },
+            ]),
+      ],
     };
   }
 }
