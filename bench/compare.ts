@@ -12,14 +12,16 @@
  * each after a 1 s warm-up. Both servers run pinned to the last CPU when taskset is there.
  * --a-flags / --b-flags give one side node flags (e.g. "--max-old-space-size=64"). --webhook
  * subscribes a local receiver (answering 204) to every event of each side that has webhooks, so
- * that deliveries run during the rounds and their CPU counts in the side's. --database
+ * that deliveries run during the rounds. A side that has `PROCESS_ROLE` runs as an `api` process
+ * and a `worker`, measured apart (CPU per request in the API, per delivery in the worker); an
+ * older one delivers in its only process, whose CPU then includes them. --database
  * postgres://USER@HOST:PORT/DB runs each side on a PostgreSQL database of its own, created on that
  * server for the run (DB serves only to create them) and dropped at the end, also on SIGINT.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import {
   BenchContext,
   BenchDatabases,
@@ -43,6 +45,8 @@ interface Side {
 
 interface Run {
   cpuMicrosPerRequest: number;
+  /** The worker's CPU per delivery received during the round, where the side has one and delivered. */
+  workerMicrosPerDelivery?: number;
   p99Ms: number;
   requestsPerSecond: number;
   errors: number;
@@ -141,6 +145,7 @@ async function compare(
 ): Promise<void> {
   const pin = canPin();
   const servers: Server[] = [];
+  const workers: Array<Server | undefined> = [];
   const receivers = options.webhook ? await Promise.all(options.sides.map(() => startReceiver())) : [];
   try {
     for (const side of options.sides) side.entry = builtEntry(side.entry, dir);
@@ -148,15 +153,19 @@ async function compare(
     const contexts: BenchContext[] = [];
     for (const [index, side] of options.sides.entries()) {
       const storage = await databases.create(side.name.toLowerCase());
-      const server = await Server.start(side.entry, storage, {
-        pin,
-        nodeArgs: side.flags,
-        env: options.webhook ? { WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' } : {},
-      });
+      const roles = options.webhook && hasRoles(side.entry);
+      const env = {
+        ...(options.webhook ? { WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' } : {}),
+        ...(roles ? { PROCESS_ROLE: 'api' } : {}),
+      };
+      const server = await Server.start(side.entry, storage, { pin, nodeArgs: side.flags, env });
       servers.push(server);
       const { baseUrl } = await server.ready();
       if (options.webhook && !(await registerWebhook(baseUrl, receivers[index].url)))
         console.log(`${side.name} has no webhooks: measured without deliveries`);
+      workers.push(
+        roles ? await Server.startWorker(side.entry, storage, { pin, nodeArgs: side.flags, env }) : undefined,
+      );
       contexts.push({ baseUrl, ids: await seed(baseUrl, options.seed) });
       console.log(`${side.name}: ${[...side.flags, side.entry].join(' ')} (pid ${servers[index].child.pid})`);
     }
@@ -172,16 +181,26 @@ async function compare(
         // its own.
         const measured = await Promise.all(
           servers.map(async (server, index) => {
+            const worker = {
+              cpu: workers[index]?.cpuSeconds() ?? 0,
+              received: receivers[index]?.received() ?? 0,
+            };
             const warmup = await load(contexts[index], scenario, options.connections, 1);
-            return { server, warmup, before: server.cpuSeconds() ?? 0 };
+            return { server, warmup, before: server.cpuSeconds() ?? 0, worker };
           }),
         ).then((warmed) =>
           Promise.all(
-            warmed.map(async ({ server, warmup, before }, index) => {
+            warmed.map(async ({ server, warmup, before, worker }, index) => {
               const result = await load(contexts[index], scenario, options.connections, options.duration);
               const cpu = (server.cpuSeconds() ?? 0) - before;
+              // Over warm-up and run together: deliveries trail the requests that made them.
+              const delivered = (receivers[index]?.received() ?? 0) - worker.received;
+              const workerCpu = (workers[index]?.cpuSeconds() ?? 0) - worker.cpu;
               return {
                 cpuMicrosPerRequest: (cpu / result.requests.total) * 1e6,
+                ...(workers[index] && delivered > 0
+                  ? { workerMicrosPerDelivery: (workerCpu / delivered) * 1e6 }
+                  : {}),
                 p99Ms: result.latency.p99,
                 requestsPerSecond: result.requests.total / result.duration,
                 errors: errorsOf(warmup) + errorsOf(result),
@@ -206,6 +225,15 @@ async function compare(
       console.log(
         `  B  CPU ${b.cpu.toFixed(0)} µs/req  ${b.rps.toFixed(0)} req/s  p99 ${b.p99} ms  errors ${b.errors}  [${b.spread}]`,
       );
+      const perDelivery = runs.map((sideRuns) =>
+        sideRuns.flatMap((run) => run.workerMicrosPerDelivery ?? []),
+      );
+      perDelivery.forEach((values, index) => {
+        if (values.length > 0)
+          console.log(
+            `  ${options.sides[index].name} worker: CPU ${median(values).toFixed(0)} µs per delivery  [${values.map(Math.round).join(' ')}]`,
+          );
+      });
       console.log(
         `  A/B: CPU per request ${median(ratios).toFixed(2)}x (median of the rounds' ratios: ${ratios.map((ratio) => ratio.toFixed(2)).join(' ')}), req/s ${(a.rps / b.rps).toFixed(2)}x`,
       );
@@ -219,8 +247,15 @@ async function compare(
       console.log(`${options.sides[index].name} webhook deliveries received: ${receiver.received()}`),
     );
     await Promise.all(servers.map((server) => server.stop()));
+    for (const worker of workers) await worker?.stop(20000);
     for (const receiver of receivers) receiver.server.close();
   }
+}
+
+/** Whether the build knows `PROCESS_ROLE` (its configuration names the variable). */
+function hasRoles(entry: string): boolean {
+  const config = join(dirname(entry), 'config', 'app-config.js');
+  return existsSync(config) && readFileSync(config, 'utf8').includes("'PROCESS_ROLE'");
 }
 
 main();
