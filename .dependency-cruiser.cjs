@@ -59,9 +59,9 @@ module.exports = {
       severity: 'error',
       comment:
         `events/ holds the feed and the outbox; ${room}/ consumes it. Nothing outside ${room}/ reaches ` +
-        'into it but through its module file.',
+        'into it but through its module file (and its schema file, for the entities).',
       from: { pathNot: `^src/events/${room}/` },
-      to: { path: `^src/events/${room}/`, pathNot: '[.]module[.]ts$' },
+      to: { path: `^src/events/${room}/`, pathNot: '[.](module|schema)[.]ts$' },
     })),
     {
       name: 'features-through-their-doors',

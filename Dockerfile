@@ -77,6 +77,6 @@ VOLUME /data
 EXPOSE 3000
 STOPSIGNAL SIGTERM
 HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 \
-  CMD ["node", "-e", "const h = process.env.HOST; const host = !h || h === '0.0.0.0' || h === '::' ? '127.0.0.1' : h.includes(':') ? `[${h}]` : h; const port = process.env.PROCESS_ROLE === 'worker' ? process.env.HEALTH_PORT || 8081 : process.env.PORT || 3000; fetch(`http://${host}:${port}/health/live`, { signal: AbortSignal.timeout(4000) }).then((r) => process.exit(r.status === 200 ? 0 : 1), () => process.exit(1))"]
+  CMD ["node", "-e", "const h = process.env.HOST; const host = !h || h === '0.0.0.0' || h === '::' ? '127.0.0.1' : h.includes(':') ? `[${h}]` : h; const port = (process.env.PROCESS_ROLE || '').toLowerCase() === 'worker' ? process.env.HEALTH_PORT || 8081 : process.env.PORT || 3000; fetch(`http://${host}:${port}/health/live`, { signal: AbortSignal.timeout(4000) }).then((r) => process.exit(r.status === 200 ? 0 : 1), () => process.exit(1))"]
 ENTRYPOINT ["/usr/bin/tini", "--"]
 CMD ["node", "dist/main.js"]

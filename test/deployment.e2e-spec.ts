@@ -221,10 +221,13 @@ describe('the worker Deployment', () => {
     expect(container().readinessProbe.httpGet).toEqual({ path: '/health/ready', port: 'health' });
   });
 
-  it('is selected by no Service, and outlasts an attempt (15 s) when stopped', () => {
-    const labels = worker().spec.template.metadata.labels;
-    expect(find('Service').spec.selector).not.toEqual(labels);
-    expect(worker().spec.template.spec.terminationGracePeriodSeconds).toBeGreaterThan(15);
+  it('is selected by no Service, and gives a stop more time than an attempt (15 s) and SHUTDOWN_TIMEOUT_MS', () => {
+    expect(find('Service').spec.selector).toEqual(
+      find('Deployment', 'petstore-api').spec.template.metadata.labels,
+    );
+    const shutdownMs = Number(env('SHUTDOWN_DRAIN_MS')) + Number(env('SHUTDOWN_TIMEOUT_MS'));
+    expect(shutdownMs).toBeGreaterThan(15_000);
+    expect(worker().spec.template.spec.terminationGracePeriodSeconds * 1000).toBeGreaterThan(shutdownMs);
   });
 });
 
@@ -237,6 +240,11 @@ describe('compose.yaml', () => {
   it('runs PostgreSQL, Redis, two API replicas of the image built here, and nginx', () => {
     expect(Object.keys(services).sort()).toEqual(['api-1', 'api-2', 'nginx', 'postgres', 'redis', 'worker']);
     expect(services.worker.environment).toMatchObject({ PROCESS_ROLE: 'worker', HEALTH_PORT: '3101' });
+    const { SHUTDOWN_DRAIN_MS: drain, SHUTDOWN_TIMEOUT_MS: timeout } = services.worker.environment;
+    expect(Number(drain) + Number(timeout)).toBeGreaterThan(15_000);
+    expect(Number(/^(\d+)s$/.exec(String(services.worker.stop_grace_period))?.[1]) * 1000).toBeGreaterThan(
+      Number(drain) + Number(timeout),
+    );
     expect(services.worker.build).toBe('.');
     for (const name of ['api-1', 'api-2']) {
       expect(services[name].build).toBe('.');

@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { dropTestSchemas, tempDir, TEST_KEY, testDatabaseEnv } from './support/app';
@@ -5,6 +6,28 @@ import { sparePort } from './support/ports';
 import { sampleBody } from './support/samples';
 import { exitOf, RunningService, spawnService, stopService } from './support/process';
 import { startReceiver, until } from './support/webhook-receiver';
+
+/** The TCP ports a process listens on (Linux): its sockets' inodes among the listening ones. */
+function listeningPorts(pid: number): number[] {
+  const inodes = new Set(
+    readdirSync(`/proc/${pid}/fd`).flatMap((fd) => {
+      const target = (() => {
+        try {
+          return readlinkSync(`/proc/${pid}/fd/${fd}`);
+        } catch {
+          return ''; // closed meanwhile
+        }
+      })();
+      return /^socket:\[(\d+)\]$/.exec(target)?.slice(1) ?? [];
+    }),
+  );
+  return ['tcp', 'tcp6']
+    .flatMap((file) => readFileSync(`/proc/${pid}/net/${file}`, 'utf8').split('\n').slice(1))
+    .map((line) => line.trim().split(/\s+/))
+    .filter((fields) => fields[3] === '0A' && inodes.has(fields[9]))
+    .map((fields) => parseInt(fields[1].split(':')[1], 16))
+    .filter((port, index, ports) => ports.indexOf(port) === index);
+}
 
 /**
  * `PROCESS_ROLE=api` and `worker` as separate processes of the built service on one database (a
@@ -113,9 +136,10 @@ describe('An API process and a delivery worker (e2e)', () => {
     expect(route.status).toBe(404);
     expect(await route.json()).toMatchObject({ code: 'not_found', status: 404 });
     await expect(fetch(`http://127.0.0.1:${worker.port}/v1/pets`, { headers })).rejects.toThrow();
+    expect(listeningPorts(worker.child.pid!)).toEqual([Number(new URL(worker.url).port)]);
   }, 30_000);
 
-  it('a worker killed -9 mid-flow loses nothing: its claims are sent again once their lease ends', async () => {
+  it('a worker killed -9 mid-flow loses nothing: the next one delivers every event', async () => {
     const first = running[running.length - 1];
     const flow = (async () => {
       for (let round = 0; round < 10; round++) await createPets(4);

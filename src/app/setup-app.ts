@@ -63,6 +63,7 @@ async function build(
     { bodyParser: false, abortOnError: false, logger: false },
   );
   app.useLogger(options.logger ?? app.get(PinoNestLogger));
+  protectSecrets(config.auth.apiKeys);
   app.disable('x-powered-by');
   // Answers are `no-store`: a hashed ETag would only cost time (versioned resources send their own).
   app.set('etag', false);
@@ -88,7 +89,6 @@ export async function createApp(
 ): Promise<NestExpressApplication> {
   const { app, logger } = await build((...args) => AppModule.forRoot(...args), config, options);
   app.set('query parser', 'simple');
-  protectSecrets(config.auth.apiKeys);
   answerProtocolErrors(app.getHttpServer(), (fields, message) => logger.warn(fields, message));
   app.set('trust proxy', config.http.trustProxy);
   app.use(requestLog(logger));

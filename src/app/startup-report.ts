@@ -22,9 +22,7 @@ export const PRIVATE_WEBHOOKS =
 
 /** Where the service listens (the address bound) and how to use it: a banner, or in production one log line. */
 export function reportStart(app: NestExpressApplication, config: AppConfig): void {
-  const { address, port } = app.getHttpServer().address() as AddressInfo;
-  const host = address.includes(':') ? `[${address}]` : address;
-  const url = `http://${host}:${port}`;
+  const { address, port, url } = listening(app);
   const local = ['0.0.0.0', '::'].includes(address) ? `http://localhost:${port}` : url;
   const keys = app.get<KeySetup>(KEY_SETUP);
   const facts = {
@@ -37,7 +35,9 @@ export function reportStart(app: NestExpressApplication, config: AppConfig): voi
   };
   const logger = app.get<PinoLogger>(ROOT_LOGGER);
   if (config.http.trustProxy === true) logger.warn(TRUST_ANY_PROXY);
-  if (config.events.allowPrivateNetworks) logger.warn(PRIVATE_WEBHOOKS);
+  warnOfSettings(app, config);
+  if (config.process.role === 'api' && config.events.natsUrl !== null)
+    logger.warn('EVENTS_NATS_URL is set, but PROCESS_ROLE=api relays nothing: the workers relay to NATS');
   if (config.rateLimit.enabled && config.rateLimit.redisUrl === null && config.database.url !== null)
     logger.warn('REDIS_URL is not set: rate limits are counted per instance, not shared');
   if (config.nodeEnv === 'production') {
@@ -56,8 +56,8 @@ export function reportStart(app: NestExpressApplication, config: AppConfig): voi
 
 /** A worker's one line: what it does and where its probes are. */
 export function reportWorkerStart(app: NestExpressApplication, config: AppConfig): void {
-  const { address, port } = app.getHttpServer().address() as AddressInfo;
-  const health = `http://${address.includes(':') ? `[${address}]` : address}:${port}`;
+  const health = listening(app).url;
+  const logger = warnOfSettings(app, config);
   const facts = {
     role: 'worker',
     health: `${health}/health/ready`,
@@ -66,9 +66,23 @@ export function reportWorkerStart(app: NestExpressApplication, config: AppConfig
     nats: config.events.natsUrl !== null,
   };
   const line = `Pet Store worker sending webhook deliveries${facts.nats ? ' and relaying to NATS' : ''}; health on ${facts.health}`;
-  if (config.events.allowPrivateNetworks) app.get<PinoLogger>(ROOT_LOGGER).warn(PRIVATE_WEBHOOKS);
-  if (config.nodeEnv === 'production') app.get<PinoLogger>(ROOT_LOGGER).info(facts, line);
+  if (config.nodeEnv === 'production') logger.info(facts, line);
   else console.log([line, `Metrics: ${facts.metrics}`, `Database: ${facts.database}`].join('\n'));
+}
+
+function listening(app: NestExpressApplication): AddressInfo & { url: string } {
+  const bound = app.getHttpServer().address() as AddressInfo;
+  return {
+    ...bound,
+    url: `http://${bound.address.includes(':') ? `[${bound.address}]` : bound.address}:${bound.port}`,
+  };
+}
+
+/** The root logger, after the warnings that hold for every role. */
+function warnOfSettings(app: NestExpressApplication, config: AppConfig): PinoLogger {
+  const logger = app.get<PinoLogger>(ROOT_LOGGER);
+  if (config.events.allowPrivateNetworks) logger.warn(PRIVATE_WEBHOOKS);
+  return logger;
 }
 
 function keyLines(keys: KeySetup, config: AppConfig, url: string): string[] {

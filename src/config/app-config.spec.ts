@@ -586,12 +586,22 @@ describe('loadConfig', () => {
       );
     });
 
-    it('refuses a worker on :memory:, which no other process can open', () => {
-      expect(configError({ PROCESS_ROLE: 'worker', DATABASE_PATH: ':memory:' }).message).toMatch(
-        /^PROCESS_ROLE=worker needs the API's database/,
-      );
-      expect(loadConfig({ PROCESS_ROLE: 'worker', DATABASE_URL: 'postgres://db/pets' }).process.role).toBe(
-        'worker',
+    it('refuses an api or a worker on :memory:, which no other process can open', () => {
+      for (const role of ['api', 'worker'])
+        expect(configError({ PROCESS_ROLE: role, DATABASE_PATH: ':memory:' }).message).toMatch(
+          new RegExp(`^PROCESS_ROLE=${role} needs a database that the other role's processes can open`),
+        );
+      const postgres = {
+        PROCESS_ROLE: 'worker',
+        DATABASE_PATH: ':memory:',
+        DATABASE_URL: 'postgres://db/pets',
+      };
+      expect(loadConfig(postgres).process.role).toBe('worker');
+    });
+
+    it("lets a worker's METRICS_PORT be its PORT: it opens neither", () => {
+      expect(loadConfig({ PROCESS_ROLE: 'worker', PORT: '3000', METRICS_PORT: '3000' }).metrics.port).toBe(
+        8081,
       );
     });
   });

@@ -226,17 +226,19 @@ export function loadConfig(env: Record<string, string | undefined>): AppConfig {
     ),
   );
   const { node, postgres, http, database, metrics, ...rest } = slices;
-  if (metrics.port !== null && metrics.port !== 0 && metrics.port === http.port)
+  const { role } = rest.process;
+  if (role !== 'worker' && metrics.port !== null && metrics.port !== 0 && metrics.port === http.port)
     problems.push(`METRICS_PORT must differ from PORT (both ${http.port}): metrics have their own listener`);
-  if (rest.process.role === 'worker' && database.url === null && database.path === ':memory:')
+  const inMemory = postgres.url === undefined && postgres.type !== 'postgres' && database.path === ':memory:';
+  if (role !== 'all' && inMemory)
     problems.push(
-      "PROCESS_ROLE=worker needs the API's database: a DATABASE_PATH file or PostgreSQL, not :memory:",
+      `PROCESS_ROLE=${role} needs a database that the other role's processes can open: a DATABASE_PATH file or PostgreSQL, not :memory:`,
     );
   if (problems.length > 0) throw new ConfigError(problems);
   http.corsOrigins = http.corsOrigins.map((origin) => new URL(origin).origin);
   if (database.path !== ':memory:' && !isAbsolute(database.path)) database.path = resolve(database.path);
   database.url = postgresUrl(postgres);
-  if (rest.process.role === 'worker') {
+  if (role === 'worker') {
     Object.assign(metrics, { port: rest.process.healthPort, ownListener: false });
     rest.events.pollMs = WORKER_POLL_MS;
   }

@@ -68,7 +68,7 @@ export async function checkEndpointUrl(
   return forbidden && `url must reach a public address: ${host} is ${forbidden}`;
 }
 
-/** `lookup` for `http.request`: DNS may answer otherwise than at registration (IP literals: `refusedHost`). */
+/** `lookup` for each new connection: DNS may answer otherwise than at registration (IP literals: `refusedHost`). */
 export function guardedLookup(policy: AddressPolicy): LookupFunction {
   return (hostname, options, callback) => {
     dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {

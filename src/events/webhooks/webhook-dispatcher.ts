@@ -12,6 +12,7 @@ import { DataSource, In } from 'typeorm';
 import { durationsMs, EventsConfig } from '../../config/app-config';
 import { Transactions } from '../../database/transactions';
 import { UnitOfWork } from '../../database/unit-of-work';
+import { Lifecycle } from '../../http/lifecycle';
 import { Metrics } from '../../observability/metrics';
 import { EventEntity } from '../event.entity';
 import { eventId, EVENTS_OPTIONS, EventsService, matchesType } from '../events.service';
@@ -58,6 +59,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     events: EventsService,
     private readonly sender: DeliverySender,
     @Optional() private readonly metrics: Metrics = new Metrics(),
+    @Optional() private readonly lifecycle?: Lifecycle,
   ) {
     this.ticker = new Ticker(() => this.tick(), 'Webhooks', 'webhook deliveries wait', config.pollMs);
     events.onCommitted(() => this.ticker.wake());
@@ -100,7 +102,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
 
   private async claim(): Promise<void> {
     const room = this.config.concurrency - this.inFlight.size;
-    if (room <= 0) return;
+    // A stopping process takes no new delivery: what it holds must end within the grace period.
+    if (room <= 0 || this.lifecycle?.draining) return;
     const claimed = await claimDue(this.connection, room, Date.now());
     if (claimed.length === 0) return;
     const byId = <T extends { id: number }>(rows: T[]) => new Map(rows.map((row) => [row.id, row]));

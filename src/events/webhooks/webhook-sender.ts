@@ -37,11 +37,12 @@ function agentFor({ policy, timeoutMs }: SendOptions): Agent {
   if (!agent)
     agents.set(
       key,
+      // An idle connection closes after 4 s whatever the receiver's Keep-Alive asks; the attempt's
+      // own deadline (below) bounds connecting, the head and the body together.
       (agent = new Agent({
         keepAliveTimeout: 4000,
-        headersTimeout: timeoutMs,
-        bodyTimeout: timeoutMs,
-        connect: { lookup: guardedLookup(policy), timeout: timeoutMs },
+        keepAliveMaxTimeout: 4000,
+        connect: { lookup: guardedLookup(policy) },
       })),
     );
   return agent;

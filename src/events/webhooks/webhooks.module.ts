@@ -6,13 +6,10 @@ import { EVENTS_OPTIONS } from '../events.service';
 import { AddressPolicy } from './address-policy';
 import { DeliverySender, InlineSender } from './deliver';
 import { DeliveryThread } from './delivery-thread';
-import { WebhookDeliveryEntity } from './webhook-delivery.entity';
 import { ATTEMPT_TIMEOUT_MS, WebhookDispatcher } from './webhook-dispatcher';
-import { WebhookEndpointEntity } from './webhook-endpoint.entity';
 import { WebhookEndpointsController } from './webhook-endpoints.controller';
 import { WebhookEndpointsService } from './webhook-endpoints.service';
-
-export const WEBHOOK_ENTITIES = [WebhookEndpointEntity, WebhookDeliveryEntity];
+import { WEBHOOK_ENTITIES } from './webhooks.schema';
 
 /** Webhook endpoints as an API resource, and their deliveries, sent by `all` and `worker` processes. */
 @Module({})
