@@ -17,6 +17,13 @@ import { RateLimitGuard } from '../rate-limit/rate-limit.guard';
 import { RateLimitModule } from '../rate-limit/rate-limit.module';
 import { VocabularyModule } from './vocabulary';
 
+/** What every role of the process stands on: its lifecycle, logs and metrics, the database. */
+const infrastructure = (config: AppConfig, logger: Logger) => [
+  LifecycleModule,
+  ObservabilityModule.forRoot(config.metrics, logger),
+  DatabaseModule.forRoot(config.database, SCHEMAS),
+];
+
 /** The guards, pipe and filter are providers, so that every test that builds this module runs them. */
 @Module({})
 export class AppModule {
@@ -24,9 +31,7 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [
-        LifecycleModule,
-        ObservabilityModule.forRoot(config.metrics, logger),
-        DatabaseModule.forRoot(config.database, SCHEMAS),
+        ...infrastructure(config, logger),
         RateLimitModule.forRoot(config.rateLimit),
         ...FEATURES.map((feature) => feature.module),
         VocabularyModule,
@@ -51,9 +56,7 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [
-        LifecycleModule,
-        ObservabilityModule.forRoot(config.metrics, logger),
-        DatabaseModule.forRoot(config.database, SCHEMAS),
+        ...infrastructure(config, logger),
         HealthModule,
         AuditModule.forRoot(config.audit, false),
         EventsModule.forRoot(config.events, 'worker'),

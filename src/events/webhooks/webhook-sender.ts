@@ -30,13 +30,13 @@ const ERRORS: Record<string, string> = {
  * undici's agent: a keep-alive pool per receiver origin, so a connect and TLS handshake less per
  * delivery. Every new connection resolves its host through the address policy (DNS may change).
  */
-const agents = new Map<string, Agent>();
-function agentFor({ policy, timeoutMs }: SendOptions): Agent {
-  const key = `${policy.allowHttp}|${policy.allowPrivateNetworks}|${timeoutMs}`;
-  let agent = agents.get(key);
+const agents = new Map<boolean, Agent>();
+/** One agent per lookup rule: only `allowPrivateNetworks` changes how a connection is made. */
+function agentFor({ policy }: SendOptions): Agent {
+  let agent = agents.get(policy.allowPrivateNetworks);
   if (!agent)
     agents.set(
-      key,
+      policy.allowPrivateNetworks,
       // An idle connection closes after 4 s whatever the receiver's Keep-Alive asks; the attempt's
       // own deadline (below) bounds connecting, the head and the body together.
       (agent = new Agent({
