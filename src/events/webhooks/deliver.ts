@@ -1,15 +1,8 @@
-import type { EventEntity } from '../event.entity';
 import { publishedJson } from '../event-sink';
 import type { AddressPolicy } from './address-policy';
+import { Delivery, DeliverySender } from './delivery-sender';
 import { signatureHeaders } from './signature';
 import { Attempt, send } from './webhook-sender';
-
-/** One attempt as a sender takes it: the event as stored, where to and with which secrets. */
-export type Delivery = Pick<EventEntity, 'type' | 'at' | 'data'> & {
-  url: string;
-  secrets: string[];
-  eventId: string;
-};
 
 /** Signs the event as published and POSTs it once. */
 export function deliver(
@@ -22,15 +15,7 @@ export function deliver(
   return send({ url, headers, body }, { policy, timeoutMs, excerptBytes: 1024 });
 }
 
-/**
- * Where attempts run: on a thread of their own beside the API (`DeliveryThread`), or on the
- * calling thread in a worker process, which has nothing else to do and so spares the hand-over.
- */
-export abstract class DeliverySender {
-  abstract send(delivery: Delivery): Promise<Attempt>;
-  abstract stop(): Promise<void>;
-}
-
+/** A worker process's sender: each attempt on the calling thread. */
 export class InlineSender extends DeliverySender {
   constructor(
     private readonly policy: AddressPolicy,

@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import type { AddressPolicy } from './address-policy';
-import { Delivery, DeliverySender } from './deliver';
+import { Delivery, DeliverySender } from './delivery-sender';
 import type { Attempt } from './webhook-sender';
 
 /** Signing and HTTP on a worker thread, started with the first delivery (architecture.md: why). */

@@ -1,6 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { AddressPolicy } from './address-policy';
-import { deliver, Delivery } from './deliver';
+import { deliver } from './deliver';
+import type { Delivery } from './delivery-sender';
 import type { Attempt } from './webhook-sender';
 
 /** The delivery thread: signs and sends what the main thread hands it, and answers in batches. */

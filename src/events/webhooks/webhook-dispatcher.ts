@@ -17,11 +17,11 @@ import { Metrics } from '../../observability/metrics';
 import { EventEntity } from '../event.entity';
 import { eventId, EVENTS_OPTIONS, EventsService, matchesType } from '../events.service';
 import { consumeOutbox, OUTBOX_BATCH, skipOutbox, Ticker } from '../outbox-consumer';
-import { DeliverySender } from './deliver';
+import { DeliverySender } from './delivery-sender';
 import { DeliveryAttempt, WebhookDeliveryEntity } from './webhook-delivery.entity';
 import { WebhookEndpointEntity } from './webhook-endpoint.entity';
 import { WebhookEndpointsService } from './webhook-endpoints.service';
-import { Attempt } from './webhook-sender';
+import type { Attempt } from './webhook-sender';
 
 export const ATTEMPT_TIMEOUT_MS = 15_000;
 /** Longer than an attempt can last: while it runs, no other instance takes the delivery. */

@@ -4,7 +4,7 @@ import { ProcessConfig } from '../../config/app-config';
 import { IdempotencyModule } from '../../idempotency/idempotency.module';
 import { EVENTS_OPTIONS } from '../events.service';
 import { AddressPolicy } from './address-policy';
-import { DeliverySender, InlineSender } from './deliver';
+import { DeliverySender } from './delivery-sender';
 import { DeliveryThread } from './delivery-thread';
 import { ATTEMPT_TIMEOUT_MS, WebhookDispatcher } from './webhook-dispatcher';
 import { WebhookEndpointsController } from './webhook-endpoints.controller';
@@ -29,10 +29,13 @@ export class WebhooksModule {
               {
                 provide: DeliverySender,
                 inject: [EVENTS_OPTIONS],
-                useFactory: (policy: AddressPolicy) =>
-                  role === 'worker'
-                    ? new InlineSender(policy, ATTEMPT_TIMEOUT_MS)
-                    : new DeliveryThread(policy, ATTEMPT_TIMEOUT_MS),
+                useFactory: (policy: AddressPolicy): DeliverySender => {
+                  if (role !== 'worker') return new DeliveryThread(policy, ATTEMPT_TIMEOUT_MS);
+                  // Loaded here: an `all` process sends from its thread, and never needs the HTTP client.
+                  // eslint-disable-next-line @typescript-eslint/no-require-imports
+                  const { InlineSender } = require('./deliver') as typeof import('./deliver');
+                  return new InlineSender(policy, ATTEMPT_TIMEOUT_MS);
+                },
               },
             ]),
       ],
