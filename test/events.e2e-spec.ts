@@ -249,7 +249,11 @@ describe('Events and webhooks (e2e)', () => {
       await until(() => receiver.received.length === 3);
       const ids = new Set(receiver.received.map((delivery) => delivery.headers['webhook-id']));
       expect(ids.size).toBe(1);
-      const [delivery] = (await api.get(`/webhook-endpoints/${made.body.id}/deliveries`)).body;
+      // The outcome is written after the receiver has answered, in the next batch of outcomes.
+      const delivery = await until(async () => {
+        const [listed] = (await api.get(`/webhook-endpoints/${made.body.id}/deliveries`)).body;
+        return listed.status !== 'pending' && listed;
+      });
       expect(delivery.status).toBe('succeeded');
       expect(delivery.attempts.map((attempt: { status: number }) => attempt.status)).toEqual([500, 500, 200]);
 
