@@ -49,15 +49,19 @@ describe('An API process and a delivery worker (e2e)', () => {
   let api: RunningService;
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
   let secret: string;
+  let endpointId: string;
   const running: RunningService[] = [];
 
-  const startWorker = async (): Promise<RunningService & { port: number }> => {
+  const startWorker = async (
+    env: Record<string, string> = {},
+  ): Promise<RunningService & { port: number }> => {
     const [healthPort, port] = [await sparePort(), await sparePort()];
     const worker = await spawnService({
       ...shared,
       PROCESS_ROLE: 'worker',
       HEALTH_PORT: String(healthPort),
       PORT: String(port),
+      ...env,
     });
     running.push(worker);
     return { ...worker, port };
@@ -104,7 +108,7 @@ describe('An API process and a delivery worker (e2e)', () => {
       body: JSON.stringify({ url: receiver.url }),
     });
     expect(endpoint.status).toBe(201);
-    secret = ((await endpoint.json()) as { secret: string }).secret;
+    ({ secret, id: endpointId } = (await endpoint.json()) as { secret: string; id: string });
   }, 60_000);
 
   afterAll(async () => {
@@ -157,4 +161,49 @@ describe('An API process and a delivery worker (e2e)', () => {
     second.child.kill('SIGTERM');
     expect((await exited).code).toBe(0);
   }, 90_000);
+
+  it('a worker stopped gracefully gives back what it leased and did not send: the next sends it at once', async () => {
+    const before = receiver.received.length;
+    // One attempt at a time, each answered after a second: the others it leased wait in the worker.
+    receiver.answerAfterMs = 1000;
+    const worker = await startWorker({ WEBHOOK_CONCURRENCY: '1' });
+    await createPets(4);
+    await until(() => receiver.received.length > before, 15_000);
+    const exited = exitOf(worker);
+    worker.child.kill('SIGTERM');
+    expect((await exited).code).toBe(0);
+    expect(receiver.received.length - before).toBeLessThan(4);
+    receiver.answerAfterMs = 0;
+    await startWorker();
+    const ids = await feed();
+    // Well within the lease (30 s) that the stopped worker's leftovers would otherwise wait out.
+    await until(() => delivered().size === ids.length, 10_000);
+    expect([...delivered()].sort()).toEqual(ids);
+  }, 60_000);
+
+  it('a delivery leased but kept waiting is sent only as its endpoint stands when it starts', async () => {
+    for (const worker of running.filter((service) => service !== api)) await stopService(worker, 'SIGTERM');
+    const before = receiver.received.length;
+    // One attempt at a time, each answered after 2.5 s: the fourth waits past the 5 s a lease is kept.
+    receiver.answerAfterMs = 2500;
+    await startWorker({ WEBHOOK_CONCURRENCY: '1' });
+    await createPets(4);
+    await until(() => receiver.received.length > before, 15_000);
+    const endpoint = `${api.url}/v1/webhook-endpoints/${endpointId}`;
+    const etag = (await fetch(endpoint, { headers })).headers.get('etag')!;
+    const disabled = await fetch(endpoint, {
+      method: 'PATCH',
+      headers: { ...headers, 'Content-Type': 'application/merge-patch+json', 'If-Match': etag },
+      body: JSON.stringify({ enabled: false }),
+    });
+    expect(disabled.status).toBe(200);
+    const pending = async () =>
+      (
+        (await (
+          await fetch(`${api.url}/v1/webhook-endpoints/${endpointId}/deliveries?status=pending`, { headers })
+        ).json()) as unknown[]
+      ).length;
+    await until(async () => (await pending()) === 0, 20_000);
+    expect(receiver.received.length - before).toBeLessThan(4);
+  }, 60_000);
 });

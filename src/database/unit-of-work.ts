@@ -50,9 +50,13 @@ export class UnitOfWork {
     return this.writes(this.transaction.insert(table, head, values));
   }
 
-  /** Rows never read back, now (a fan-out's deliveries). */
-  async insertRows(target: EntityTarget<ObjectLiteral>, rows: readonly ObjectLiteral[]): Promise<void> {
-    await this.writes(this.transaction.insertRows(target, rows));
+  /** Rows inserted now, not at commit (a fan-out's deliveries); with `returning`, their ids in the rows' order. */
+  insertRows(
+    target: EntityTarget<ObjectLiteral>,
+    rows: readonly ObjectLiteral[],
+    returning = false,
+  ): Promise<number[]> {
+    return this.writes(this.transaction.insertRows(target, rows, returning));
   }
 
   /** PostgreSQL: an advisory lock held to commit, so that units taking it run one after another (SQLite's writes always do). */

@@ -20,7 +20,9 @@ export async function startReceiver(answer: (receipt: Omit<Receipt, 'status'>) =
       const arrived = { headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() };
       const status = answer(arrived);
       received.push({ ...arrived, status });
-      res.writeHead(status, receiver.answerHeaders).end('ok');
+      const respond = () => res.writeHead(status, receiver.answerHeaders).end('ok');
+      if (receiver.answerAfterMs > 0) setTimeout(respond, receiver.answerAfterMs);
+      else respond();
     });
   });
   server.on('connection', () => connections++);
@@ -28,6 +30,8 @@ export async function startReceiver(answer: (receipt: Omit<Receipt, 'status'>) =
   const receiver = {
     /** Headers of every answer (`Retry-After`). */
     answerHeaders: {} as Record<string, string>,
+    /** How long each answer waits (a slow receiver). */
+    answerAfterMs: 0,
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
     received,
     connections: () => connections,

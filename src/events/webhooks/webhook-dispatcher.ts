@@ -27,6 +27,12 @@ export const ATTEMPT_TIMEOUT_MS = 15_000;
 /** Longer than an attempt can last: while it runs, no other instance takes the delivery. */
 const LEASE_MS = ATTEMPT_TIMEOUT_MS + 15_000;
 const KEPT_ATTEMPTS = 10;
+/** New deliveries a fan-out leases to this process, per place for an attempt. */
+const LEASED_AHEAD = 4;
+/** A leased delivery not started by then is given back, so that its claim reads the endpoint afresh. */
+const LEASED_FOR_MS = 5_000;
+/** Outcomes wait this long to be written together: a statement's fixed cost is most of a small one's. */
+const OUTCOMES_EVERY_MS = 20;
 const SKIP_EVERY_MS = 60_000;
 const MAX_RETRY_AFTER_MS = 86_400_000;
 /** More than instances' clocks differ by: the `at` of an event and the `createdAt` of an endpoint compare. */
@@ -50,6 +56,12 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
   /** Attempts' outcomes gathered for one statement: one write (and one fsync) per batch, not per delivery. */
   private readonly outcomes: Outcome[] = [];
   private writing?: Promise<void>;
+  /** Deliveries a fan-out leased to this process, waiting for a place; `leasing` until its commit. */
+  private readonly leased: Array<{ delivery: Claimed; endpoint: WebhookEndpointEntity; event: EventEntity }> =
+    [];
+  private leasing = 0;
+  /** Due deliveries were left unclaimed: take more as places free up. */
+  private backlog = false;
 
   constructor(
     @InjectDataSource() private readonly connection: DataSource,
@@ -78,6 +90,10 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     this.stopping = true;
     await this.ticker.stop();
     await this.claiming;
+    await releaseLeases(
+      this.connection,
+      this.leased.splice(0).map(({ delivery }) => delivery),
+    );
     await Promise.allSettled([...this.inFlight]);
     await this.sender.stop();
   }
@@ -90,9 +106,67 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
         await skipOutbox(this.connection, 'webhooks', Date.now() - CLOCK_SKEW_MS);
         this.skipped = Date.now();
       }
-    } else
-      while ((await consumeOutbox(this.connection, this.transactions, 'webhooks', FAN_OUT)) === OUTBOX_BATCH);
+    } else {
+      const fanOut = {
+        columns: FAN_OUT_COLUMNS,
+        within: (work: UnitOfWork, events: EventEntity[]) => this.fanOut(work, events),
+      };
+      try {
+        while (
+          (await consumeOutbox(this.connection, this.transactions, 'webhooks', fanOut)) === OUTBOX_BATCH
+        );
+      } finally {
+        this.leasing = 0;
+      }
+    }
     await this.sendDue();
+  }
+
+  /** Places for attempts not yet promised: none while stopping, so that what is held ends within the grace period. */
+  private room(ahead = 1): number {
+    const promised = this.inFlight.size + this.leased.length + this.leasing;
+    return this.stopping || this.lifecycle?.draining ? 0 : this.config.concurrency * ahead - promised;
+  }
+
+  /**
+   * One delivery per event and enabled endpoint that takes its type and existed when it was
+   * committed. Up to `LEASED_AHEAD` per place are made already leased to this process and sent as
+   * places free up: a claim less to write and read per delivery (most of a worker's database work).
+   */
+  private async fanOut(work: UnitOfWork, events: EventEntity[]): Promise<void> {
+    const endpoints = await work.manager.find(WebhookEndpointEntity, { where: { enabled: true } });
+    const now = Date.now();
+    const pairs = events.flatMap((event) =>
+      endpoints
+        .filter(
+          (endpoint) =>
+            event.at >= endpoint.createdAt &&
+            endpoint.eventTypes.split(' ').some((pattern) => matchesType(pattern, event.type)),
+        )
+        .map((endpoint) => ({ event, endpoint })),
+    );
+    if (pairs.length === 0) return;
+    const room = Math.max(0, Math.min(this.room(LEASED_AHEAD), pairs.length));
+    this.leasing += room;
+    if (pairs.length > room) this.backlog = true;
+    const rows = pairs.map(({ event, endpoint }, index) => ({
+      endpointId: endpoint.id,
+      eventId: event.id,
+      eventType: event.type,
+      status: 'pending' as const,
+      tries: 0,
+      nextAttemptAt: index < room ? now + LEASE_MS : now,
+      createdAt: now,
+      deliveredAt: null,
+      attempts: '[]',
+    }));
+    const ids = await work.insertRows(WebhookDeliveryEntity, rows, true);
+    work.afterCommit(() => {
+      this.leasing -= room;
+      for (const [index, { event, endpoint }] of pairs.slice(0, room).entries())
+        this.leased.push({ delivery: { ...rows[index], id: ids[index] }, endpoint, event });
+      this.startLeased();
+    });
   }
 
   /** One claim at a time, so that the attempts in flight never exceed `concurrency`. */
@@ -101,10 +175,10 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
   }
 
   private async claim(): Promise<void> {
-    const room = this.config.concurrency - this.inFlight.size;
-    // A stopping process takes no new delivery: what it holds must end within the grace period.
-    if (room <= 0 || this.lifecycle?.draining) return;
+    const room = this.room();
+    if (room <= 0) return;
     const claimed = await claimDue(this.connection, room, Date.now());
+    this.backlog = claimed.length === room;
     if (claimed.length === 0) return;
     const byId = <T extends { id: number }>(rows: T[]) => new Map(rows.map((row) => [row.id, row]));
     const distinct = (ids: number[]) => [...new Set(ids)];
@@ -115,22 +189,45 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
         .then(byId),
       eventsById(this.connection, distinct(claimed.map((delivery) => delivery.eventId))).then(byId),
     ]);
-    const backlog = claimed.length === room;
     for (const delivery of claimed) {
       const endpoint = endpoints.get(delivery.endpointId);
-      if (!endpoint) continue; // removed: its deliveries went with it
-      const attempt: Promise<void> = this.deliver(delivery, endpoint, events.get(delivery.eventId))
-        .catch((error: unknown) =>
-          this.logger.warn(`a webhook attempt could not be recorded: ${(error as Error).message}`),
-        )
-        .finally(() => {
-          this.inFlight.delete(attempt);
-          // A full claim means more are due: take the next ones as half the room frees up.
-          if (backlog && !this.stopping && this.inFlight.size <= this.config.concurrency / 2)
-            void this.sendDue().catch(() => undefined);
-        });
-      this.inFlight.add(attempt);
+      // Removed: its deliveries went with it.
+      if (endpoint) this.start(delivery, endpoint, events.get(delivery.eventId));
     }
+  }
+
+  /** Leased deliveries while there are places, with the endpoint as the fan-out read it (if recent). */
+  private startLeased(): void {
+    if (this.stopping || this.lifecycle?.draining) return; // they are given back at shutdown
+    const stale: Claimed[] = [];
+    while (this.inFlight.size < this.config.concurrency && this.leased.length > 0) {
+      const { delivery, endpoint, event } = this.leased.shift()!;
+      if (delivery.nextAttemptAt - LEASE_MS > Date.now() - LEASED_FOR_MS)
+        this.start(delivery, endpoint, event);
+      else stale.push(delivery);
+    }
+    if (stale.length === 0) return;
+    this.backlog = true;
+    void releaseLeases(this.connection, stale)
+      .then(() => this.sendDue())
+      .catch((error: unknown) =>
+        this.logger.warn(`leased deliveries could not be given back: ${(error as Error).message}`),
+      );
+  }
+
+  private start(delivery: Claimed, endpoint: WebhookEndpointEntity, event: EventEntity | undefined): void {
+    const attempt: Promise<void> = this.deliver(delivery, endpoint, event)
+      .catch((error: unknown) =>
+        this.logger.warn(`a webhook attempt could not be recorded: ${(error as Error).message}`),
+      )
+      .finally(() => {
+        this.inFlight.delete(attempt);
+        this.startLeased();
+        // More are due: take the next ones as half the places free up.
+        if (this.backlog && !this.stopping && this.room() >= this.config.concurrency / 2)
+          void this.sendDue().catch(() => undefined);
+      });
+    this.inFlight.add(attempt);
   }
 
   private async deliver(
@@ -199,7 +296,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     });
     // One write at a time: outcomes that come meanwhile go together in the next one.
     await (this.writing ??= (async () => {
-      await new Promise(setImmediate);
+      await new Promise((resolve) => setTimeout(resolve, OUTCOMES_EVERY_MS));
       try {
         while (this.outcomes.length > 0) await writeOutcomes(this.connection, this.outcomes.splice(0));
       } finally {
@@ -278,33 +375,22 @@ async function claimDue(connection: DataSource, room: number, now: number): Prom
   }
 }
 
+/** Gives deliveries leased to a stopping process back at once, where the lease is still its own. */
+async function releaseLeases(connection: DataSource, deliveries: Claimed[]): Promise<void> {
+  const parameter = (index: number) => connection.driver.createParameter('', index);
+  for (let start = 0; start < deliveries.length; start += 100) {
+    const chunk = deliveries.slice(start, start + 100);
+    const leases = chunk.map(
+      (_, i) => `(id = ${parameter(2 * i + 1)} AND next_attempt_at = ${parameter(2 * i + 2)})`,
+    );
+    await connection.query(
+      `UPDATE webhook_deliveries SET next_attempt_at = ${parameter(0)} WHERE status = 'pending' AND (${leases.join(' OR ')})`,
+      [Date.now(), ...chunk.flatMap((delivery) => [delivery.id, delivery.nextAttemptAt])],
+    );
+  }
+}
+
 /** ±10 %, so that deliveries failed together are not all retried in the same instant. */
 const jittered = (ms: number) => Math.round(ms * (0.9 + Math.random() * 0.2));
 
-const FAN_OUT = { columns: ['id', 'type', 'at'] satisfies (keyof EventEntity)[], within: fanOut };
-
-/** One delivery per event and enabled endpoint that takes its type and existed when it was committed. */
-async function fanOut(work: UnitOfWork, events: EventEntity[]): Promise<void> {
-  const endpoints = await work.manager.find(WebhookEndpointEntity, { where: { enabled: true } });
-  const now = Date.now();
-  const rows = events.flatMap((event) =>
-    endpoints
-      .filter(
-        (endpoint) =>
-          event.at >= endpoint.createdAt &&
-          endpoint.eventTypes.split(' ').some((pattern) => matchesType(pattern, event.type)),
-      )
-      .map((endpoint) => ({
-        endpointId: endpoint.id,
-        eventId: event.id,
-        eventType: event.type,
-        status: 'pending' as const,
-        tries: 0,
-        nextAttemptAt: now,
-        createdAt: now,
-        deliveredAt: null,
-        attempts: '[]',
-      })),
-  );
-  if (rows.length > 0) await work.insertRows(WebhookDeliveryEntity, rows);
-}
+const FAN_OUT_COLUMNS: (keyof EventEntity)[] = ['id', 'type', 'at', 'data'];
