@@ -27,12 +27,15 @@ export const ATTEMPT_TIMEOUT_MS = 15_000;
 /** Longer than an attempt can last: while it runs, no other instance takes the delivery. */
 const LEASE_MS = ATTEMPT_TIMEOUT_MS + 15_000;
 const KEPT_ATTEMPTS = 10;
+/**
+ * Outcomes wait this long to be written together, without holding a place: a statement's fixed
+ * cost on SQLite (its WAL frames) was most of a small one's. One lost in a crash is sent again.
+ */
+const OUTCOMES_EVERY_MS = 20;
 /** New deliveries a fan-out leases to this process, per place for an attempt. */
 const LEASED_AHEAD = 4;
 /** A leased delivery not started by then is given back, so that its claim reads the endpoint afresh. */
 const LEASED_FOR_MS = 5_000;
-/** Outcomes wait this long to be written together: a statement's fixed cost is most of a small one's. */
-const OUTCOMES_EVERY_MS = 20;
 const SKIP_EVERY_MS = 60_000;
 const MAX_RETRY_AFTER_MS = 86_400_000;
 /** More than instances' clocks differ by: the `at` of an event and the `createdAt` of an endpoint compare. */
@@ -95,6 +98,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
       this.leased.splice(0).map(({ delivery }) => delivery),
     );
     await Promise.allSettled([...this.inFlight]);
+    while (this.writing) await this.writing;
     await this.sender.stop();
   }
 
@@ -253,7 +257,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
           });
     this.metrics.webhookAttempt(result.ok, result.durationMs / 1000);
     if (result.ok && event) this.metrics.webhookDelivered((Date.now() - event.at) / 1000);
-    await this.record(delivery, started, result, endpoint.enabled && event !== undefined);
+    this.record(delivery, started, result, endpoint.enabled && event !== undefined);
   }
 
   private attempt(endpoint: WebhookEndpointEntity, event: EventEntity, now: number): Promise<Attempt> {
@@ -264,7 +268,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     return this.sender.send({ url: endpoint.url, secrets, eventId: eventId(event.id), type, at, data });
   }
 
-  private async record(delivery: Claimed, at: number, result: Attempt, retryable: boolean): Promise<void> {
+  private record(delivery: Claimed, at: number, result: Attempt, retryable: boolean): void {
     const tries = delivery.tries + 1;
     const { ok, status, error, excerpt, durationMs, retryAfterMs } = result;
     const attempt: DeliveryAttempt = {
@@ -294,16 +298,28 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
       nextAttemptAt: next ?? Date.now(),
       deliveredAt: ok ? Date.now() : null,
     });
-    // One write at a time: outcomes that come meanwhile go together in the next one.
-    await (this.writing ??= (async () => {
+    this.writeOutcomesSoon();
+    if (gone)
+      this.endpoints
+        .disable(delivery.endpointId, 'The receiver answered 410 Gone.')
+        .catch((error: unknown) =>
+          this.logger.warn(`an endpoint could not be disabled: ${(error as Error).message}`),
+        );
+  }
+
+  /** One write at a time: outcomes that come meanwhile go together in the next one. */
+  private writeOutcomesSoon(): void {
+    this.writing ??= (async () => {
       await new Promise((resolve) => setTimeout(resolve, OUTCOMES_EVERY_MS));
       try {
         while (this.outcomes.length > 0) await writeOutcomes(this.connection, this.outcomes.splice(0));
+      } catch (error) {
+        // Their leases run out and they are sent again.
+        this.logger.warn(`webhook attempts could not be recorded: ${(error as Error).message}`);
       } finally {
         this.writing = undefined; // at once: an outcome pushed after the last check starts the next write
       }
-    })());
-    if (gone) await this.endpoints.disable(delivery.endpointId, 'The receiver answered 410 Gone.');
+    })();
   }
 }
 
