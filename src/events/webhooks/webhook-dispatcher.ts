@@ -33,7 +33,7 @@ const KEPT_ATTEMPTS = 10;
  */
 const OUTCOMES_EVERY_MS = 20;
 /** New deliveries a fan-out leases to this process, per place for an attempt. */
-const LEASED_AHEAD = 4;
+const LEASED_AHEAD = 16;
 /** A leased delivery not started by then is given back, so that its claim reads the endpoint afresh. */
 const LEASED_FOR_MS = 5_000;
 const SKIP_EVERY_MS = 60_000;
