@@ -21,8 +21,8 @@
  * generated module with pets: bench/generated-module.ts), --rounds N (3; only for --generated),
  * --webhook (the service as `PROCESS_ROLE=api` beside a `worker` process; after seeding, the
  * create scenario once with no endpoint, then a webhook endpoint taking every event, its receiver
- * a local server answering 204: deliveries run while the scenarios are measured, and the worker's
- * CPU per delivery is printed), --database postgres://USER@HOST:PORT/DB (the
+ * a local server answering 204, and a warm-up of creates for the worker: deliveries run while the
+ * scenarios are measured, and the worker's CPU per delivery is printed), --database postgres://USER@HOST:PORT/DB (the
  * service and the floor each on a database of its own created on that server, DB serving only to
  * create them, and dropped at the end, also on failure or SIGINT).
  *
@@ -44,6 +44,7 @@ import {
   BenchDatabases,
   check,
   cpuMicrosPerRequest,
+  load,
   measure,
   messageOf,
   registerWebhook,
@@ -257,6 +258,11 @@ async function bench(options: Options, databases: BenchDatabases): Promise<void>
       bare = await measure(server, context, create, options, 'service, no endpoint');
       await registerWebhook(baseUrl, receiver.url);
       worker = await Server.startWorker(options.entry, storage, { profileDir: options.profile, env });
+      // Warmed up as the API is before each measured run: a cold worker's first seconds cost double.
+      const warm = await load(context, create, options.connections, options.warmup);
+      const deadline = Date.now() + 30_000;
+      while (receiver.received() < warm['2xx'] && Date.now() < deadline)
+        await new Promise((resolve) => setTimeout(resolve, 50));
     }
     for (const scenario of scenarios) {
       const [cpuBefore, receivedBefore] = [worker?.cpuSeconds() ?? 0, receiver?.received() ?? 0];
