@@ -87,6 +87,15 @@ describe('An API process and a delivery worker (e2e)', () => {
       after = `&after=${page[page.length - 1].id}`;
     }
   };
+  /** The event ids of the endpoint's deliveries that wait for an attempt. */
+  const pending = async (): Promise<string[]> =>
+    (
+      (await (
+        await fetch(`${api.url}/v1/webhook-endpoints/${endpointId}/deliveries?status=pending&limit=100`, {
+          headers,
+        })
+      ).json()) as Array<{ eventId: string }>
+    ).map((delivery) => delivery.eventId);
   /** Ids of the events received with a valid signature. */
   const delivered = () => {
     const webhook = new Webhook(secret);
@@ -164,6 +173,7 @@ describe('An API process and a delivery worker (e2e)', () => {
 
   it('a worker stopped gracefully gives back what it leased and did not send: the next sends it at once', async () => {
     const before = receiver.received.length;
+    const earlier = new Set(await feed());
     // One attempt at a time, each answered after a second: the others it leased wait in the worker.
     receiver.answerAfterMs = 1000;
     const worker = await startWorker({ WEBHOOK_CONCURRENCY: '1' });
@@ -179,11 +189,31 @@ describe('An API process and a delivery worker (e2e)', () => {
     // Well within the lease (30 s) that the stopped worker's leftovers would otherwise wait out.
     await until(() => delivered().size === ids.length, 10_000);
     expect([...delivered()].sort()).toEqual(ids);
+    // The stopped worker recorded the attempt it finished: none is pending, none was sent twice.
+    const made = ids.filter((id) => !earlier.has(id));
+    await until(async () => !(await pending()).some((id) => made.includes(id)), 5_000);
+    const sent = receiver.received.slice(before).map(({ headers: got }) => got['webhook-id']);
+    expect(made.map((id) => sent.filter((other) => other === id).length)).toEqual([1, 1, 1, 1]);
   }, 60_000);
+
+  it('a worker holds at most WEBHOOK_CONCURRENCY attempts at once, leased or claimed', async () => {
+    for (const worker of running.filter((service) => service !== api)) await stopService(worker, 'SIGTERM');
+    // Made while no worker runs, then more while it sends: claimed and leased deliveries together.
+    await createPets(6);
+    receiver.answerAfterMs = 200;
+    receiver.mostOpen = 0;
+    await startWorker({ WEBHOOK_CONCURRENCY: '2' });
+    await createPets(6);
+    const ids = await feed();
+    await until(() => delivered().size === ids.length, 20_000);
+    expect(receiver.mostOpen).toBe(2);
+    receiver.answerAfterMs = 0;
+  }, 40_000);
 
   it('a delivery leased but kept waiting is sent only as its endpoint stands when it starts', async () => {
     for (const worker of running.filter((service) => service !== api)) await stopService(worker, 'SIGTERM');
     const before = receiver.received.length;
+    const earlier = new Set(await feed());
     // One attempt at a time, each answered after 2.5 s: the fourth waits past the 5 s a lease is kept.
     receiver.answerAfterMs = 2500;
     await startWorker({ WEBHOOK_CONCURRENCY: '1' });
@@ -197,13 +227,9 @@ describe('An API process and a delivery worker (e2e)', () => {
       body: JSON.stringify({ enabled: false }),
     });
     expect(disabled.status).toBe(200);
-    const pending = async () =>
-      (
-        (await (
-          await fetch(`${api.url}/v1/webhook-endpoints/${endpointId}/deliveries?status=pending`, { headers })
-        ).json()) as unknown[]
-      ).length;
-    await until(async () => (await pending()) === 0, 20_000);
-    expect(receiver.received.length - before).toBeLessThan(4);
+    const made = (await feed()).filter((id) => !earlier.has(id));
+    await until(async () => !(await pending()).some((id) => made.includes(id)), 20_000);
+    const sent = receiver.received.slice(before).map(({ headers: got }) => got['webhook-id']);
+    expect(made.filter((id) => sent.includes(id)).length).toBeLessThan(4);
   }, 60_000);
 });

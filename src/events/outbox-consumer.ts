@@ -17,7 +17,7 @@ export async function consumeOutbox(
   transactions: Transactions,
   name: string,
   handle: {
-    /** Only these columns are read (a fan-out needs no `data`). */
+    /** Only these columns are read (one that needs no `data` spares reading it). */
     columns?: (keyof EventEntity)[];
     before?: (events: EventEntity[]) => Promise<void>;
     within?: (work: UnitOfWork, events: EventEntity[]) => Promise<void>;

@@ -13,7 +13,10 @@ export interface Receipt {
 export async function startReceiver(answer: (receipt: Omit<Receipt, 'status'>) => number = () => 200) {
   const received: Receipt[] = [];
   let connections = 0;
+  let open = 0;
   const server = createServer((req, res) => {
+    receiver.mostOpen = Math.max(receiver.mostOpen, ++open);
+    res.on('close', () => open--);
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
@@ -32,6 +35,8 @@ export async function startReceiver(answer: (receipt: Omit<Receipt, 'status'>) =
     answerHeaders: {} as Record<string, string>,
     /** How long each answer waits (a slow receiver). */
     answerAfterMs: 0,
+    /** The most requests it held at once. */
+    mostOpen: 0,
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
     received,
     connections: () => connections,

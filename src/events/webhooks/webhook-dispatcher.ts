@@ -24,7 +24,10 @@ import { WebhookEndpointsService } from './webhook-endpoints.service';
 import type { Attempt } from './webhook-sender';
 
 export const ATTEMPT_TIMEOUT_MS = 15_000;
-/** Longer than an attempt can last: while it runs, no other instance takes the delivery. */
+/**
+ * Longer than a leased delivery can wait (`LEASED_FOR_MS`), then last, then wait for its outcome's
+ * write: meanwhile no other instance takes it.
+ */
 const LEASE_MS = ATTEMPT_TIMEOUT_MS + 15_000;
 const KEPT_ATTEMPTS = 10;
 /**
@@ -32,6 +35,8 @@ const KEPT_ATTEMPTS = 10;
  * cost on SQLite (its WAL frames) was most of a small one's. One lost in a crash is sent again.
  */
 const OUTCOMES_EVERY_MS = 20;
+/** Outcomes per statement, well within either database's limit on parameters. */
+const OUTCOMES_PER_WRITE = 500;
 /** New deliveries a fan-out leases to this process, per place for an attempt. */
 const LEASED_AHEAD = 16;
 /** A leased delivery not started by then is given back, so that its claim reads the endpoint afresh. */
@@ -42,9 +47,10 @@ const MAX_RETRY_AFTER_MS = 86_400_000;
 const CLOCK_SKEW_MS = 300_000;
 
 /**
- * Turns events into deliveries (once across instances), then sends the due ones, `concurrency` at
- * most per instance. A claim moves `nextAttemptAt` past the attempt (a lease; `SKIP LOCKED` on
- * PostgreSQL): one attempt in flight at most, and one cut short by a crash is taken again later.
+ * Turns events into deliveries (once across instances), then sends them, `concurrency` at most per
+ * instance. A delivery is leased to one instance while `nextAttemptAt` lies ahead: made so by its
+ * fan-out or by a claim (`SKIP LOCKED` on PostgreSQL). So one attempt is in flight at most, and one
+ * cut short by a crash is taken again later.
  */
 @Injectable()
 export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -63,6 +69,10 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
   private readonly leased: Array<{ delivery: Claimed; endpoint: WebhookEndpointEntity; event: EventEntity }> =
     [];
   private leasing = 0;
+  /** Places a claim has counted on while it reads its deliveries. */
+  private reserved = 0;
+  /** Work started on the side (a 410's disabling, leases given back) that shutdown waits for. */
+  private readonly chores = new Set<Promise<unknown>>();
   /** Due deliveries were left unclaimed: take more as places free up. */
   private backlog = false;
 
@@ -93,12 +103,15 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     this.stopping = true;
     await this.ticker.stop();
     await this.claiming;
-    await releaseLeases(
-      this.connection,
-      this.leased.splice(0).map(({ delivery }) => delivery),
+    this.chore(
+      releaseLeases(
+        this.connection,
+        this.leased.splice(0).map(({ delivery }) => delivery),
+      ),
     );
     await Promise.allSettled([...this.inFlight]);
-    while (this.writing) await this.writing;
+    while (this.writing || this.outcomes.length > 0) await (this.writing ?? this.writeOutcomesSoon());
+    await Promise.allSettled([...this.chores]);
     await this.sender.stop();
   }
 
@@ -123,13 +136,18 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
         this.leasing = 0;
       }
     }
+    this.startLeased();
     await this.sendDue();
   }
 
   /** Places for attempts not yet promised: none while stopping, so that what is held ends within the grace period. */
   private room(ahead = 1): number {
-    const promised = this.inFlight.size + this.leased.length + this.leasing;
-    return this.stopping || this.lifecycle?.draining ? 0 : this.config.concurrency * ahead - promised;
+    const promised = this.inFlight.size + this.reserved + this.leased.length + this.leasing;
+    // Outcomes that cannot be written (the database is away) stop the sending.
+    const unwritten = this.outcomes.length > this.config.concurrency * LEASED_AHEAD;
+    return this.stopping || this.lifecycle?.draining || unwritten
+      ? 0
+      : this.config.concurrency * ahead - promised;
   }
 
   /**
@@ -151,7 +169,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     );
     if (pairs.length === 0) return;
     const room = Math.max(0, Math.min(this.room(LEASED_AHEAD), pairs.length));
-    this.leasing += room;
+    // Set, not added: one fan-out runs at a time, and one run again after a rollback counts anew.
+    this.leasing = room;
     if (pairs.length > room) this.backlog = true;
     const rows = pairs.map(({ event, endpoint }, index) => ({
       endpointId: endpoint.id,
@@ -166,7 +185,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     }));
     const ids = await work.insertRows(WebhookDeliveryEntity, rows, true);
     work.afterCommit(() => {
-      this.leasing -= room;
+      this.leasing = 0;
       for (const [index, { event, endpoint }] of pairs.slice(0, room).entries())
         this.leased.push({ delivery: { ...rows[index], id: ids[index] }, endpoint, event });
       this.startLeased();
@@ -181,7 +200,15 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
   private async claim(): Promise<void> {
     const room = this.room();
     if (room <= 0) return;
-    const claimed = await claimDue(this.connection, room, Date.now());
+    this.reserved = room;
+    try {
+      await this.startClaimed(await claimDue(this.connection, room, Date.now()), room);
+    } finally {
+      this.reserved = 0;
+    }
+  }
+
+  private async startClaimed(claimed: Claimed[], room: number): Promise<void> {
     this.backlog = claimed.length === room;
     if (claimed.length === 0) return;
     const byId = <T extends { id: number }>(rows: T[]) => new Map(rows.map((row) => [row.id, row]));
@@ -200,23 +227,32 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     }
   }
 
-  /** Leased deliveries while there are places, with the endpoint as the fan-out read it (if recent). */
+  /**
+   * Leased deliveries while there are places, with the endpoint as their fan-out read it; those
+   * leased over `LEASED_FOR_MS` ago are given back (at each tick too), for a claim to read it afresh.
+   */
   private startLeased(): void {
     if (this.stopping || this.lifecycle?.draining) return; // they are given back at shutdown
     const stale: Claimed[] = [];
-    while (this.inFlight.size < this.config.concurrency && this.leased.length > 0) {
+    const since = Date.now() - LEASED_FOR_MS + LEASE_MS;
+    // In lease order: the stale ones are first.
+    while (this.leased.length > 0 && this.leased[0].delivery.nextAttemptAt <= since)
+      stale.push(this.leased.shift()!.delivery);
+    while (this.inFlight.size + this.reserved < this.config.concurrency && this.leased.length > 0) {
       const { delivery, endpoint, event } = this.leased.shift()!;
-      if (delivery.nextAttemptAt - LEASE_MS > Date.now() - LEASED_FOR_MS)
-        this.start(delivery, endpoint, event);
-      else stale.push(delivery);
+      this.start(delivery, endpoint, event);
     }
     if (stale.length === 0) return;
     this.backlog = true;
-    void releaseLeases(this.connection, stale)
-      .then(() => this.sendDue())
-      .catch((error: unknown) =>
-        this.logger.warn(`leased deliveries could not be given back: ${(error as Error).message}`),
-      );
+    this.chore(releaseLeases(this.connection, stale).then(() => this.sendDue()));
+  }
+
+  /** Runs `work` on the side: logged if it fails, waited for at shutdown. */
+  private chore(work: Promise<unknown>): void {
+    const done: Promise<unknown> = work
+      .catch((error: unknown) => this.logger.warn(`webhook bookkeeping failed: ${(error as Error).message}`))
+      .finally(() => this.chores.delete(done));
+    this.chores.add(done);
   }
 
   private start(delivery: Claimed, endpoint: WebhookEndpointEntity, event: EventEntity | undefined): void {
@@ -298,28 +334,31 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
       nextAttemptAt: next ?? Date.now(),
       deliveredAt: ok ? Date.now() : null,
     });
-    this.writeOutcomesSoon();
-    if (gone)
-      this.endpoints
-        .disable(delivery.endpointId, 'The receiver answered 410 Gone.')
-        .catch((error: unknown) =>
-          this.logger.warn(`an endpoint could not be disabled: ${(error as Error).message}`),
-        );
+    void this.writeOutcomesSoon();
+    if (gone) this.chore(this.endpoints.disable(delivery.endpointId, 'The receiver answered 410 Gone.'));
   }
 
   /** One write at a time: outcomes that come meanwhile go together in the next one. */
-  private writeOutcomesSoon(): void {
-    this.writing ??= (async () => {
+  private writeOutcomesSoon(): Promise<void> {
+    return (this.writing ??= (async () => {
       await new Promise((resolve) => setTimeout(resolve, OUTCOMES_EVERY_MS));
       try {
-        while (this.outcomes.length > 0) await writeOutcomes(this.connection, this.outcomes.splice(0));
-      } catch (error) {
-        // Their leases run out and they are sent again.
-        this.logger.warn(`webhook attempts could not be recorded: ${(error as Error).message}`);
+        while (this.outcomes.length > 0) {
+          const batch = this.outcomes.splice(0, OUTCOMES_PER_WRITE);
+          try {
+            await writeOutcomes(this.connection, batch);
+          } catch (error) {
+            this.logger.warn(`webhook attempts could not be recorded: ${(error as Error).message}`);
+            // Kept for the next try; a stopping process leaves them to their leases (sent again).
+            if (this.stopping) return;
+            this.outcomes.unshift(...batch);
+            await new Promise((resolve) => setTimeout(resolve, 1000));
+          }
+        }
       } finally {
         this.writing = undefined; // at once: an outcome pushed after the last check starts the next write
       }
-    })();
+    })());
   }
 }
 
@@ -391,7 +430,7 @@ async function claimDue(connection: DataSource, room: number, now: number): Prom
   }
 }
 
-/** Gives deliveries leased to a stopping process back at once, where the lease is still its own. */
+/** Makes leased deliveries due at once, where the lease is still this process's. */
 async function releaseLeases(connection: DataSource, deliveries: Claimed[]): Promise<void> {
   const parameter = (index: number) => connection.driver.createParameter('', index);
   for (let start = 0; start < deliveries.length; start += 100) {

@@ -124,6 +124,42 @@ describe('send (over real sockets, on loopback only)', () => {
     }
   });
 
+  it('keeps one connection for attempts in a row; an answer of exactly the excerpt is read whole', async () => {
+    const server = await serve('127.0.0.1', (req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(200).end('y'.repeat(100)));
+    });
+    try {
+      for (let round = 0; round < 3; round++) {
+        const attempt = await send(target(`http://127.0.0.1:${server.port}/`), {
+          ...OPTIONS,
+          excerptBytes: 100,
+        });
+        expect(attempt).toMatchObject({ ok: true, status: 200, excerpt: 'y'.repeat(100) });
+        await new Promise(setImmediate); // the pool takes the connection back after the answer's end
+      }
+      expect(server.connections()).toBe(1);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('reads the final answer after an informational one, with only its own headers', async () => {
+    const server = await serve('127.0.0.1', (req, res) => {
+      req.resume();
+      res.writeEarlyHints({ link: '</style.css>; rel=preload', 'retry-after': '999' }, () =>
+        res.writeHead(503).end(),
+      );
+    });
+    try {
+      const attempt = await send(target(`http://127.0.0.1:${server.port}/`), OPTIONS);
+      expect(attempt).toMatchObject({ ok: false, status: 503 });
+      expect(attempt.retryAfterMs).toBeUndefined();
+    } finally {
+      await server.close();
+    }
+  });
+
   it('says why no connection could be made, without throwing', async () => {
     const server = await serve('127.0.0.1', () => undefined);
     const { port } = server;
@@ -131,6 +167,10 @@ describe('send (over real sockets, on loopback only)', () => {
     expect(await send(target(`http://127.0.0.1:${port}/`), OPTIONS)).toMatchObject({
       ok: false,
       error: 'the connection was refused',
+    });
+    expect(await send(target('not a url'), OPTIONS)).toMatchObject({
+      ok: false,
+      error: 'the URL is not valid',
     });
   });
 

@@ -66,7 +66,12 @@ export function send(
   options: SendOptions,
 ): Promise<Attempt> {
   const started = performance.now();
-  const url = new URL(target.url);
+  let url: URL;
+  try {
+    url = new URL(target.url);
+  } catch {
+    return Promise.resolve({ ok: false, error: 'the URL is not valid', excerpt: '', durationMs: 0 });
+  }
   const refused = refusedHost(url, options.policy);
   if (refused)
     return Promise.resolve({ ok: false, error: `the address is ${refused}`, excerpt: '', durationMs: 0 });
@@ -81,7 +86,9 @@ export function send(
     // One deadline for the whole attempt: a receiver that trickles its answer meets it too.
     const timer = setTimeout(() => {
       timedOut = true;
-      abort?.(new Error('timeout'));
+      // Not connected yet: undici calls onConnect only then, and it cancels the request at once.
+      if (abort) abort(new Error('timeout'));
+      else failed(new Error('timeout'));
     }, options.timeoutMs);
     const settle = (attempt: Omit<Attempt, 'durationMs'>) => {
       if (settled) return;
@@ -121,6 +128,7 @@ export function send(
             if (timedOut) cancel(new Error('timeout'));
           },
           onHeaders: (statusCode, headers) => {
+            if (statusCode < 200) return true; // informational (103): the final answer follows
             status = statusCode;
             for (let index = 0; index < headers.length; index += 2)
               if (
@@ -133,7 +141,7 @@ export function send(
           onData: (chunk) => {
             kept.push(chunk.subarray(0, options.excerptBytes - length));
             length += chunk.length;
-            if (length < options.excerptBytes) return true;
+            if (length <= options.excerptBytes) return true;
             // The rest is never read: the answer is settled and its connection closed.
             answered();
             abort?.(new Error('excerpt read'));
