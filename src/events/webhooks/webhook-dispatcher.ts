@@ -21,6 +21,7 @@ import { DeliverySender } from './delivery-sender';
 import { DeliveryAttempt, WebhookDeliveryEntity } from './webhook-delivery.entity';
 import { WebhookEndpointEntity } from './webhook-endpoint.entity';
 import { WebhookEndpointsService } from './webhook-endpoints.service';
+import { OutcomeWriter } from './outcome-writer';
 import type { Attempt } from './webhook-sender';
 
 export const ATTEMPT_TIMEOUT_MS = 15_000;
@@ -30,13 +31,6 @@ export const ATTEMPT_TIMEOUT_MS = 15_000;
  */
 const LEASE_MS = ATTEMPT_TIMEOUT_MS + 15_000;
 const KEPT_ATTEMPTS = 10;
-/**
- * Outcomes wait this long to be written together, without holding a place: a statement's fixed
- * cost on SQLite (its WAL frames) was most of a small one's. One lost in a crash is sent again.
- */
-const OUTCOMES_EVERY_MS = 20;
-/** Outcomes per statement, well within either database's limit on parameters. */
-const OUTCOMES_PER_WRITE = 500;
 /** New deliveries a fan-out leases to this process, per place for an attempt. */
 const LEASED_AHEAD = 16;
 /** A leased delivery not started by then is given back, so that its claim reads the endpoint afresh. */
@@ -62,9 +56,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
   private skipped = 0;
   private claiming?: Promise<void>;
   private stopping = false;
-  /** Attempts' outcomes gathered for one statement: one write (and one fsync) per batch, not per delivery. */
-  private readonly outcomes: Outcome[] = [];
-  private writing?: Promise<void>;
+  private readonly outcomes: OutcomeWriter;
   /** Deliveries a fan-out leased to this process, waiting for a place; `leasing` until its commit. */
   private readonly leased: Array<{ delivery: Claimed; endpoint: WebhookEndpointEntity; event: EventEntity }> =
     [];
@@ -89,6 +81,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     this.ticker = new Ticker(() => this.tick(), 'Webhooks', 'webhook deliveries wait', config.pollMs);
     events.onCommitted(() => this.ticker.wake());
     this.retryScheduleMs = durationsMs(config.retrySchedule)!;
+    this.outcomes = new OutcomeWriter(connection, () => this.stopping);
   }
 
   onApplicationBootstrap(): void {
@@ -110,7 +103,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
       ),
     );
     await Promise.allSettled([...this.inFlight]);
-    while (this.writing || this.outcomes.length > 0) await (this.writing ?? this.writeOutcomesSoon());
+    await this.outcomes.flush();
     await Promise.allSettled([...this.chores]);
     await this.sender.stop();
   }
@@ -144,7 +137,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
   private room(ahead = 1): number {
     const promised = this.inFlight.size + this.reserved + this.leased.length + this.leasing;
     // Outcomes that cannot be written (the database is away) stop the sending.
-    const unwritten = this.outcomes.length > this.config.concurrency * LEASED_AHEAD;
+    const unwritten = this.outcomes.waiting > this.config.concurrency * LEASED_AHEAD;
     return this.stopping || this.lifecycle?.draining || unwritten
       ? 0
       : this.config.concurrency * ahead - promised;
@@ -325,7 +318,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
         : Date.now() +
           Math.max(jittered(schedule[tries - 1]), Math.min(retryAfterMs ?? 0, MAX_RETRY_AFTER_MS));
     if (next !== undefined) this.ticker.wake(next - Date.now());
-    this.outcomes.push({
+    this.outcomes.add({
       id: delivery.id,
       lease: delivery.nextAttemptAt,
       status: ok ? 'succeeded' : next === undefined ? 'failed' : 'pending',
@@ -334,31 +327,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
       nextAttemptAt: next ?? Date.now(),
       deliveredAt: ok ? Date.now() : null,
     });
-    void this.writeOutcomesSoon();
     if (gone) this.chore(this.endpoints.disable(delivery.endpointId, 'The receiver answered 410 Gone.'));
-  }
-
-  /** One write at a time: outcomes that come meanwhile go together in the next one. */
-  private writeOutcomesSoon(): Promise<void> {
-    return (this.writing ??= (async () => {
-      await new Promise((resolve) => setTimeout(resolve, OUTCOMES_EVERY_MS));
-      try {
-        while (this.outcomes.length > 0) {
-          const batch = this.outcomes.splice(0, OUTCOMES_PER_WRITE);
-          try {
-            await writeOutcomes(this.connection, batch);
-          } catch (error) {
-            this.logger.warn(`webhook attempts could not be recorded: ${(error as Error).message}`);
-            // Kept for the next try; a stopping process leaves them to their leases (sent again).
-            if (this.stopping) return;
-            this.outcomes.unshift(...batch);
-            await new Promise((resolve) => setTimeout(resolve, 1000));
-          }
-        }
-      } finally {
-        this.writing = undefined; // at once: an outcome pushed after the last check starts the next write
-      }
-    })());
   }
 }
 
@@ -375,31 +344,6 @@ async function eventsById(connection: DataSource, ids: number[]): Promise<EventE
       ids,
     );
   return rows.map(({ id, type, at, data }) => ({ id: Number(id), type, at: Number(at), data }));
-}
-
-type Outcome = Pick<
-  WebhookDeliveryEntity,
-  'id' | 'status' | 'tries' | 'attempts' | 'nextAttemptAt' | 'deliveredAt'
-> & { lease: number };
-
-/** Each outcome only where its attempt still holds the lease: a late answer never overwrites a newer attempt. */
-async function writeOutcomes(connection: DataSource, outcomes: Outcome[]): Promise<void> {
-  const postgres = connection.options.type === 'postgres';
-  const types = ['bigint', 'bigint', 'varchar', 'integer', 'text', 'bigint', 'bigint'];
-  let n = 0;
-  const tuples = outcomes.map(
-    () =>
-      `(${types.map((type) => connection.driver.createParameter('', n++) + (postgres ? `::${type}` : '')).join(', ')})`,
-  );
-  // VALUES columns are column1, column2, ... in both SQLite and PostgreSQL.
-  await connection.query(
-    `UPDATE webhook_deliveries SET status = v.column3, tries = v.column4, attempts = v.column5,
-       next_attempt_at = v.column6, delivered_at = v.column7
-     FROM (VALUES ${tuples.join(', ')}) AS v
-     WHERE webhook_deliveries.id = v.column1 AND webhook_deliveries.status = 'pending'
-       AND webhook_deliveries.next_attempt_at = v.column2`,
-    outcomes.flatMap((o) => [o.id, o.lease, o.status, o.tries, o.attempts, o.nextAttemptAt, o.deliveredAt]),
-  );
 }
 
 /** Leases at most `room` due deliveries in one statement: a transaction would slow others (sqlite-gate.ts). */
