@@ -7,6 +7,7 @@ import type { PetStoreClient, PetStoreClientOptions } from '@petstore/client';
 import { Client } from 'pg';
 import { Webhook } from 'standardwebhooks';
 import { startApp, TEST_DATABASE_URL, TEST_KEY } from './support/app';
+import { TestIssuer } from './support/oidc-issuer';
 import { sparePort } from './support/ports';
 import {
   postgresBinaries,
@@ -86,7 +87,7 @@ describe('The TypeScript client package (e2e)', () => {
 
   describe('against the service', () => {
     let app: NestExpressApplication;
-    let options: PetStoreClientOptions;
+    let options: Extract<PetStoreClientOptions, { apiKey: string }>;
     let client: PetStoreClient;
 
     beforeAll(async () => {
@@ -222,9 +223,47 @@ describe('The TypeScript client package (e2e)', () => {
     });
   });
 
+  it("takes a token provider: each request asks it, and the service takes the identity provider's token", async () => {
+    const issuer = await TestIssuer.start();
+    const { app, baseUrl } = await listening({ OIDC_ISSUER: issuer.url, OIDC_AUDIENCE: issuer.audience });
+    try {
+      let asked = 0;
+      const client = pkg.createPetStoreClient({
+        baseUrl,
+        token: () => {
+          asked++;
+          return issuer.token({ scope: 'pets:read pets:write' });
+        },
+      });
+      const made = await client.pets.create({ name: 'Token', categoryId: 3 });
+      expect((await client.pets.get(made.id)).name).toBe('Token');
+      expect(asked).toBe(2);
+      const reader = pkg.createPetStoreClient({ baseUrl, token: () => issuer.token({ scope: 'pets:read' }) });
+      await expect(reader.pets.create({ name: 'No', categoryId: 3 })).rejects.toMatchObject({
+        code: 'insufficient_scope',
+        status: 403,
+      });
+    } finally {
+      await app.close();
+      await issuer.stop();
+    }
+  });
+
+  it("passes its own tests (clients/typescript/test, Node's test runner)", () => {
+    const run = spawnSync(process.execPath, ['--test', 'test/'], {
+      cwd: PACKAGE,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect({ status: run.status, output: run.status === 0 ? '' : `${run.stdout}${run.stderr}` }).toEqual({
+      status: 0,
+      output: '',
+    });
+  });
+
   describe('events and webhook endpoints, against the service', () => {
     let app: NestExpressApplication;
-    let options: PetStoreClientOptions;
+    let options: Extract<PetStoreClientOptions, { apiKey: string }>;
     let client: PetStoreClient;
 
     beforeAll(async () => {

@@ -4,6 +4,7 @@ import { NestExpressApplication } from '@nestjs/platform-express';
 import { Browser, Page } from 'playwright-core';
 import { startApp, TEST_KEY } from './support/app';
 import { describeInBrowser, launchChromium } from './support/browser';
+import { TestIssuer } from './support/oidc-issuer';
 import { committedDocument, operationsOf } from './support/openapi';
 
 const ARTIFACTS = join(__dirname, 'artifacts');
@@ -52,7 +53,7 @@ describeSwaggerUi('Swagger UI in a real browser (Chromium, e2e)', () => {
   });
 
   /** Everything that would show the page is broken: CSP violations, failed loads, errors, calls elsewhere. */
-  function watch(page: Page): PageProblems {
+  function watch(page: Page, at = origin): PageProblems {
     const problems: PageProblems = {
       cspViolations: [],
       failedRequests: [],
@@ -67,7 +68,7 @@ describeSwaggerUi('Swagger UI in a real browser (Chromium, e2e)', () => {
     );
     page.on('pageerror', (error) => problems.pageErrors.push(error.message));
     page.on('request', (request) => {
-      if (!request.url().startsWith(`${origin}/`)) problems.foreignRequests.push(request.url());
+      if (!request.url().startsWith(`${at}/`)) problems.foreignRequests.push(request.url());
     });
     return problems;
   }
@@ -82,12 +83,15 @@ describeSwaggerUi('Swagger UI in a real browser (Chromium, e2e)', () => {
   }
 
   /** Runs "Try it out" → Execute on listPets; the status Swagger UI shows, and the request it sent. */
-  async function tryListPets(page: Page): Promise<{ shown: string; authorization: string | undefined }> {
+  async function tryListPets(
+    page: Page,
+    at = origin,
+  ): Promise<{ shown: string; authorization: string | undefined }> {
     const operation = page.locator('#operations-pets-listPets');
     if (!(await operation.locator('.try-out__btn').isVisible()))
       await operation.locator('.opblock-summary').click();
     await operation.locator('.try-out__btn').click();
-    const sent = page.waitForRequest((request) => request.url().startsWith(`${origin}/v1/pets`));
+    const sent = page.waitForRequest((request) => request.url().startsWith(`${at}/v1/pets`));
     await operation.locator('.execute').click();
     const request = await sent;
     const status = operation.locator('.live-responses-table tbody .response-col_status').first();
@@ -141,6 +145,51 @@ describeSwaggerUi('Swagger UI in a real browser (Chromium, e2e)', () => {
 
     expect(problems).toEqual({ cspViolations: [], failedRequests: [], pageErrors: [], foreignRequests: [] });
     await page.close();
+  });
+
+  it("authorizes with the identity provider's client credentials and runs listPets with its token", async () => {
+    const issuer = await TestIssuer.start();
+    const withTokens = await startApp({ OIDC_ISSUER: issuer.url, OIDC_AUDIENCE: issuer.audience });
+    try {
+      await withTokens.listen(0, '127.0.0.1');
+      const at = `http://${HOST}:${(withTokens.getHttpServer().address() as { port: number }).port}`;
+      const document = (await (await fetch(`${at.replace(HOST, '127.0.0.1')}/docs-json`)).json()) as {
+        components: { securitySchemes: { oauth2: { flows: { clientCredentials: { scopes: object } } } } };
+      };
+      const scopes = Object.keys(document.components.securitySchemes.oauth2.flows.clientCredentials.scopes);
+      issuer.registerClient('swagger-ui', 'swagger-ui-secret', scopes);
+      const page = await browser.newPage();
+      const problems = watch(page, at);
+      await page.goto(`${at}/docs`);
+      await rendered(page, problems);
+
+      await page.locator('.auth-wrapper .authorize').click();
+      const oauth2 = page.locator('.auth-container').filter({ has: page.locator('input[id^="client_id_"]') });
+      await oauth2.locator('input[id^="client_id_"]').fill('swagger-ui');
+      await oauth2.locator('input[id^="client_secret_"]').fill('swagger-ui-secret');
+      await oauth2.locator('.scopes a[data-all]').click();
+      const token = page.waitForResponse((response) => response.url() === issuer.tokenEndpoint);
+      await oauth2.locator('.modal-btn.authorize').click();
+      expect((await token).status()).toBe(200);
+      await page.locator('.dialog-ux .close-modal').click();
+
+      const { shown, authorization } = await tryListPets(page, at);
+      expect([shown, authorization]).toEqual([
+        '200',
+        expect.stringMatching(/^Bearer [\w-]+\.[\w-]+\.[\w-]+$/),
+      ]);
+      await page.screenshot({ path: join(ARTIFACTS, 'swagger-ui-oauth2.png'), fullPage: true });
+      expect(problems).toEqual({
+        cspViolations: [],
+        failedRequests: [],
+        pageErrors: [],
+        foreignRequests: [issuer.tokenEndpoint],
+      });
+      await page.close();
+    } finally {
+      await withTokens.close();
+      await issuer.stop();
+    }
   });
 
   it('without a key, "Try it out" shows the 401 the document describes', async () => {

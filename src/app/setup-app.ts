@@ -4,6 +4,7 @@ import { NestExpressApplication } from '@nestjs/platform-express';
 import { SwaggerModule } from '@nestjs/swagger';
 import type { DestinationStream, Logger } from 'pino';
 import { AppModule } from './app.module';
+import { AccessTokens } from '../auth/access-tokens';
 import { ETAG_HEADER, IF_MATCH_HEADER, REQUEST_ID_HEADER } from '../common/openapi/headers';
 import { API_PREFIX } from '../common/resource-location';
 import { AppConfig } from '../config/app-config';
@@ -94,7 +95,8 @@ export async function createApp(
   app.use(requestLog(logger));
   const metrics = app.get(Metrics);
   if (metrics.enabled) app.use(httpMetrics(metrics));
-  app.use(securityHeaders(DOCS_PATH));
+  const tokenUrl = app.get(AccessTokens, { strict: false })?.tokenEndpoint;
+  app.use(securityHeaders(DOCS_PATH, tokenUrl));
   const routes = new RouteIndex(app.getHttpAdapter().getInstance());
   // A preflight allows the methods the asked path really has.
   if (config.http.corsOrigins.length > 0)
@@ -113,7 +115,7 @@ export async function createApp(
     exclude: [{ path: `${HEALTH_PATH}/{*probe}`, method: RequestMethod.GET }],
   });
   if (config.docs.swaggerEnabled)
-    SwaggerModule.setup(DOCS_PATH, app, () => buildOpenApiDocument(app, config), {
+    SwaggerModule.setup(DOCS_PATH, app, () => buildOpenApiDocument(app, config, tokenUrl), {
       jsonDocumentUrl: `${DOCS_PATH}-json`,
       yamlDocumentUrl: `${DOCS_PATH}-yaml`,
       swaggerOptions: { persistAuthorization: true },

@@ -6,6 +6,7 @@ import { IdColumn } from '../database/dialect';
 @Entity({ name: 'audit_events' })
 @Index('idx_audit_events_key', ['keyId', 'id'])
 @Index('idx_audit_events_resource', ['resource', 'id'])
+@Index('idx_audit_events_subject', ['subject', 'id'])
 export class AuditEventEntity {
   @IdColumn()
   id!: number;
@@ -20,6 +21,13 @@ export class AuditEventEntity {
 
   @Column({ name: 'key_name', type: 'varchar', length: 100, nullable: true })
   keyName!: string | null;
+
+  /** The access token's `sub` and `client_id` (or `azp`); null for a key. */
+  @Column({ type: 'varchar', length: 255, nullable: true })
+  subject!: string | null;
+
+  @Column({ name: 'client_id', type: 'varchar', length: 255, nullable: true })
+  clientId!: string | null;
 
   @Column({ type: 'varchar', length: 100 })
   operation!: string;

@@ -34,6 +34,8 @@ export class AuditService implements AuditLog, OnApplicationBootstrap, OnApplica
       at,
       keyId: caller?.keyId ?? null,
       keyName: caller?.keyName ?? null,
+      subject: caller?.subject ?? null,
+      clientId: caller?.clientId ?? null,
       operation: caller?.operation ?? 'unknown',
       resource,
       resourceId,
@@ -45,10 +47,11 @@ export class AuditService implements AuditLog, OnApplicationBootstrap, OnApplica
 
   /** `since` inclusive, `until` exclusive. */
   list(query: ListAuditEventsQueryDto): Promise<Page<AuditEventEntity>> {
-    const { limit, cursor, keyId, resource } = query;
+    const { limit, cursor, keyId, subject, resource } = query;
     const [since, until] = [query.since, query.until].map((time) => (time ? parseDateTime(time) : undefined));
     const where = [
       ['keyId', keyId],
+      ['subject', subject],
       ['resource', resource],
       ['at', '>=', since],
       ['at', '<', until],
@@ -56,7 +59,7 @@ export class AuditService implements AuditLog, OnApplicationBootstrap, OnApplica
     return Connections.of(this.events.manager.connection).page(AuditEventEntity, where, {
       limit,
       cursor,
-      filter: JSON.stringify([keyId, resource, since, until]),
+      filter: JSON.stringify([keyId, subject, resource, since, until]),
     });
   }
 

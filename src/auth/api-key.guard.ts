@@ -19,7 +19,10 @@ import {
   INVALID_TOKEN_CHALLENGE,
 } from '../common/errors/bearer-challenge';
 import { collectionScope, EVERY_SCOPE, REQUIRED_SCOPE } from '../common/scopes';
+import { serviceUnavailable } from '../database/outage';
+import { nameCaller } from '../http/request-log';
 import { AuthFailureReason, Metrics } from '../observability/metrics';
+import { AccessTokens, looksLikeJwt } from './access-tokens';
 import { ApiKeyStore, digest } from './api-key.store';
 import { ApiKeysService, holds, Refusal } from './api-keys.service';
 import { callerOf, setCaller } from './caller';
@@ -53,6 +56,7 @@ export class ApiKeyGuard implements CanActivate {
     private readonly storedKeys: ApiKeysService,
     @Optional() private readonly metrics: Metrics = new Metrics(),
     @Optional() @Inject(FAILED_AUTH_BUDGET) private readonly budget?: FailedAuthBudget,
+    @Optional() @Inject(AccessTokens) private readonly accessTokens: AccessTokens | null = null,
   ) {}
 
   /** Per controller and handler (an inherited handler may be public in one controller only): null if public. */
@@ -66,9 +70,27 @@ export class ApiKeyGuard implements CanActivate {
     const header = request.headers.authorization;
     const token = header === undefined ? undefined : BEARER.exec(header)?.[1];
     const operation = context.getHandler().name;
+    const accessToken = token !== undefined && this.accessTokens !== null && looksLikeJwt(token);
     let refusal: Refusal = 'unknown';
     let refund: Refund | undefined;
-    if (token !== undefined) {
+    if (accessToken) {
+      const verdict = await this.accessTokens.verify(token);
+      if (verdict === 'unavailable')
+        throw serviceUnavailable('The identity provider cannot be reached to verify the token. Retry later.');
+      if (typeof verdict !== 'object') refusal = verdict === 'expired' ? 'expired' : 'unknown';
+      else {
+        const { subject, clientId, scopes } = verdict;
+        setCaller(request, {
+          owner: digest(`oidc ${subject}`).toString('hex'),
+          subject,
+          clientId,
+          scopes,
+          operation,
+        });
+        nameCaller(request, subject, clientId);
+        return true;
+      }
+    } else if (token !== undefined) {
       const keyDigest = digest(token);
       const configuredOwner = this.configuredKeys.ownerOf(keyDigest);
       if (configuredOwner !== undefined) {
@@ -92,10 +114,11 @@ export class ApiKeyGuard implements CanActivate {
     }
     if (!refund) await this.reserve(request);
     if (header === undefined || !BEARER_SCHEME.test(header)) throw this.refused('missing', BEARER_CHALLENGE);
+    const what = accessToken ? 'access token' : 'API key';
     if (refusal === 'expired')
-      throw this.refused('expired', EXPIRED_TOKEN_CHALLENGE, 'The API key has expired.');
+      throw this.refused('expired', EXPIRED_TOKEN_CHALLENGE, `The ${what} has expired.`);
     const reason = refusal === 'revoked' ? 'revoked' : 'invalid';
-    throw this.refused(reason, INVALID_TOKEN_CHALLENGE, 'The API key is not valid.');
+    throw this.refused(reason, INVALID_TOKEN_CHALLENGE, `The ${what} is not valid.`);
   }
 
   private refused(reason: AuthFailureReason, challenge: string, message?: string): ApiException {

@@ -1,6 +1,7 @@
 import { DynamicModule, Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AppConfig } from '../config/app-config';
+import { AccessTokens } from './access-tokens';
 import { ApiKeyGuard, ScopeGuard } from './api-key.guard';
 import { ApiKeysController } from './api-keys.controller';
 import { ApiKeyStore } from './api-key.store';
@@ -27,10 +28,12 @@ export class AuthModule {
           useFactory: (apiKeys: ApiKeysService) => setUpKeys(config, apiKeys),
         },
         { provide: ApiKeyStore, useValue: new ApiKeyStore(config.auth.apiKeys) },
+        // Null without OIDC_ISSUER; with it, discovery is read before the service starts.
+        { provide: AccessTokens, useFactory: () => AccessTokens.discover(config.auth) },
         ApiKeyGuard,
         ScopeGuard,
       ],
-      exports: [KEY_SETUP, ApiKeyStore, ApiKeyGuard, ScopeGuard],
+      exports: [KEY_SETUP, ApiKeyStore, ApiKeyGuard, ScopeGuard, AccessTokens],
     };
   }
 }

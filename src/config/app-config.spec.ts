@@ -45,7 +45,7 @@ describe('loadConfig', () => {
         readCacheStaleMs: 1000,
       },
       rateLimit: { enabled: true, perMinute: 600, authFailuresPerMinute: 30, redisUrl: null },
-      auth: { apiKeys: [], maxLifetimeDays: null },
+      auth: { apiKeys: [], maxLifetimeDays: null, oidcIssuer: null, oidcAudience: null, oidcScopePrefix: '' },
       audit: { retentionDays: 180 },
       events: {
         retentionDays: 30,
@@ -167,7 +167,13 @@ describe('loadConfig', () => {
         authFailuresPerMinute: 5,
         redisUrl: 'redis://127.0.0.1:6379/2',
       },
-      auth: { apiKeys: ['key-one-0123456789abcdef', 'key_two.0123456789~+/='], maxLifetimeDays: null },
+      auth: {
+        apiKeys: ['key-one-0123456789abcdef', 'key_two.0123456789~+/='],
+        maxLifetimeDays: null,
+        oidcIssuer: null,
+        oidcAudience: null,
+        oidcScopePrefix: '',
+      },
       audit: { retentionDays: 180 },
       events: {
         retentionDays: 45,

@@ -127,6 +127,20 @@ export class AuthConfig {
   /** The longest a new stored key may live; null: no limit. */
   @Variable('API_KEY_MAX_LIFETIME_DAYS') @IsOptional() @Integer(1, 3650) maxLifetimeDays: number | null =
     null;
+  /** The identity provider whose access tokens are accepted beside keys; null: keys only. */
+  @Variable('OIDC_ISSUER')
+  @IsOptional()
+  @Transform(withoutTrailingSlashes)
+  @Satisfies(issuerProblem)
+  oidcIssuer: string | null = null;
+  @Variable('OIDC_AUDIENCE')
+  @ValidateIf((auth: AuthConfig) => auth.oidcIssuer !== null || auth.oidcAudience !== null)
+  @Satisfies(audienceProblem)
+  oidcAudience: string | null = null;
+  /** Stripped from each scope of a token (`api://petstore/pets:read`). */
+  @Variable('OIDC_SCOPE_PREFIX')
+  @Matching(/^[\x21-\x7e]{0,200}$/, 'must be printable ASCII without spaces')
+  oidcScopePrefix = '';
 }
 
 export class AuditConfig {
@@ -302,6 +316,27 @@ function retryScheduleProblem(value: string): string | undefined {
 
 function httpUrlProblem(value: string): string | undefined {
   return isUrlOf(value, 'http:', 'https:') ? undefined : `must be an absolute http(s) URL ${got(value)}`;
+}
+
+/** https, or http on a loopback address only (tests, development): the keys it serves are trusted. */
+function issuerProblem(value: string): string | undefined {
+  const rule = `must be the issuer's https URL (http only on a loopback address) ${got(value)}`;
+  if (!URL.canParse(value)) return rule;
+  const { protocol, hostname, search, hash, username } = new URL(value);
+  if (search || hash || username) return rule;
+  return protocol === 'https:' || (protocol === 'http:' && isLoopbackHost(hostname)) ? undefined : rule;
+}
+
+export const isLoopbackHost = (hostname: string): boolean =>
+  hostname === 'localhost' || hostname === '[::1]' || /^127(\.\d{1,3}){3}$/.test(hostname);
+
+function audienceProblem(value: string | null, auth: AuthConfig): string | undefined {
+  if (auth.oidcIssuer === null) return 'is set but OIDC_ISSUER is not: set both or neither';
+  if (value === null)
+    return 'must be set with OIDC_ISSUER: the audience the identity provider puts in tokens for this API';
+  return /^[\x21-\x7e]{1,200}$/.test(value)
+    ? undefined
+    : `must be printable ASCII without spaces ${got(value)}`;
 }
 
 // Never print a key: the wrong one is named by its position.

@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Level, Logger } from 'pino';
 import { REQUEST_ID_FORMAT, REQUEST_ID_HEADER } from '../common/openapi/headers';
-import { serverSpanIdsOf } from '../observability/tracing-state';
+import { annotateServerSpan, serverSpanIdsOf } from '../observability/tracing-state';
 import { isMiddlewareRoute } from './route-index';
 import { redactUrl } from '../observability/redact';
 
@@ -24,6 +24,15 @@ export function routeOf(req: Request): string | undefined {
   const route = req.route as { path?: unknown; methods?: Record<string, boolean> } | undefined;
   if (typeof route?.path !== 'string' || isMiddlewareRoute(route.methods ?? {})) return undefined;
   return route.path;
+}
+
+const CALLER_FIELDS = Symbol('callerFields');
+
+/** Who called, where no secret tells it (an access token's subject): on the log line and the server span. */
+export function nameCaller(req: object, subject: string, clientId?: string): void {
+  const fields = clientId === undefined ? { subject } : { subject, clientId };
+  (req as { [CALLER_FIELDS]?: object })[CALLER_FIELDS] = fields;
+  annotateServerSpan(req, { 'enduser.id': subject });
 }
 
 /** 503 is `warn`: a dependency is away, which is expected and logged once per outage. */
@@ -59,6 +68,7 @@ export function requestLog(root: Logger): RequestHandler {
           status: res.statusCode,
           durationMs,
           ip,
+          ...(req as { [CALLER_FIELDS]?: object })[CALLER_FIELDS],
           ...(finished ? {} : { aborted: true }),
         },
         `${req.method} ${url} ${finished ? res.statusCode : 'aborted'} ${durationMs}ms`,

@@ -13,9 +13,14 @@ export const API_SECURITY_HEADERS: Readonly<Record<string, string>> = Object.fre
 
 const API_HEADER_ENTRIES = Object.entries(API_SECURITY_HEADERS);
 
-/** The docs page: helmet without `upgrade-insecure-requests`, which blanks it when served over plain http. */
-export function securityHeaders(docsPath: string): RequestHandler {
-  const docsPage = helmet({ contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } });
+/**
+ * The docs page: helmet without `upgrade-insecure-requests`, which blanks it when served over plain
+ * http; Swagger UI may fetch a token from `tokenUrl`.
+ */
+export function securityHeaders(docsPath: string, tokenUrl?: string): RequestHandler {
+  const directives: Record<string, string[] | null> = { upgradeInsecureRequests: null };
+  if (tokenUrl !== undefined) directives.connectSrc = ["'self'", new URL(tokenUrl).origin];
+  const docsPage = helmet({ contentSecurityPolicy: { directives } });
   const docsPrefix = `/${docsPath}`;
   return (req, res, next) => {
     const path = req.path;

@@ -11,7 +11,7 @@ import { NodeSDK } from '@opentelemetry/sdk-node';
 import { ConsoleSpanExporter, SpanExporter } from '@opentelemetry/sdk-trace';
 import { REDACTED, redactUrl } from './redact';
 import { SqliteInstrumentation } from './sqlite-instrumentation';
-import { registerTracing, SERVER_SPAN_IDS, TraceIds } from './tracing-state';
+import { registerTracing, SERVER_SPAN, SERVER_SPAN_IDS, TraceIds } from './tracing-state';
 
 const DEFAULT_SERVICE_NAME = 'petstore-api';
 
@@ -65,7 +65,7 @@ export function startTracingSdk(env: Record<string, string | undefined>): void {
         disableOutgoingRequestInstrumentation: true,
         requestHook: (span, request) => {
           if ('headers' in request)
-            (request as { [SERVER_SPAN_IDS]?: TraceIds })[SERVER_SPAN_IDS] = idsOf(span);
+            Object.assign(request, { [SERVER_SPAN_IDS]: idsOf(span), [SERVER_SPAN]: span });
         },
       }),
       // Only for `http.route`: a span per Express layer costs more than it tells, beside Nest's spans.

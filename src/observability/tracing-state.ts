@@ -5,6 +5,12 @@ export interface TraceIds {
 }
 
 export const SERVER_SPAN_IDS = Symbol('serverSpanIds');
+/** The request's server span, where tracing is on: what the app learns of the request later goes on it. */
+export const SERVER_SPAN = Symbol('serverSpan');
+
+interface Annotatable {
+  setAttributes(attributes: Record<string, string>): unknown;
+}
 
 interface TracingHooks {
   activeIds: () => TraceIds | undefined;
@@ -24,6 +30,10 @@ export function tracingDescription(): string | undefined {
 
 export function serverSpanIdsOf(req: object): TraceIds | undefined {
   return (req as { [SERVER_SPAN_IDS]?: TraceIds })[SERVER_SPAN_IDS];
+}
+
+export function annotateServerSpan(req: object, attributes: Record<string, string>): void {
+  (req as { [SERVER_SPAN]?: Annotatable })[SERVER_SPAN]?.setAttributes(attributes);
 }
 
 export function activeTraceIds(): TraceIds | undefined {

@@ -28,8 +28,15 @@ import { AppConfig } from '../config/app-config';
 const OPERATION_ID_SEPARATOR = '#';
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options', 'head', 'trace'] as const;
 
-/** Paths without `/v1`; the first server is relative, so "Try it out" reaches this instance. */
-export function buildOpenApiDocument(app: INestApplication, config: AppConfig): OpenAPIObject {
+/**
+ * Paths without `/v1`; the first server is relative, so "Try it out" reaches this instance.
+ * `tokenUrl`: the identity provider's token endpoint, where access tokens are accepted.
+ */
+export function buildOpenApiDocument(
+  app: INestApplication,
+  config: AppConfig,
+  tokenUrl?: string,
+): OpenAPIObject {
   const builder = new DocumentBuilder()
     .setTitle('Pet Store API')
     .setVersion('1.0.0')
@@ -59,6 +66,7 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
   declareHttpLayer(document, config);
   declareWebhookDeliveries(document);
   nullableReferences(document);
+  if (tokenUrl !== undefined) declareAccessTokens(document, tokenUrl);
   return document;
 }
 
@@ -138,6 +146,23 @@ function requireScope(operation: OperationObject, path: string, method: string):
     },
   };
   if (!SCOPE_FORMAT.test(scope)) throw new Error(`${operation.operationId}: "${scope}" is not a scope`);
+}
+
+/** Each secured operation accepts a key or an access token with its scope (client credentials). */
+function declareAccessTokens(document: OpenAPIObject, tokenUrl: string): void {
+  const scopes: Record<string, string> = {};
+  for (const { operation } of operationsOf(document)) {
+    const [scope] = (operation as { [SCOPES_EXTENSION]?: string[] })[SCOPES_EXTENSION] ?? [];
+    if (scope === undefined) continue;
+    const [collection, access] = scope.split(':');
+    scopes[scope] = `${access === 'read' ? 'Read' : access === 'write' ? 'Change' : 'Manage'} ${collection}`;
+    operation.security = [{ bearer: [] }, { oauth2: [scope] }];
+  }
+  document.components!.securitySchemes!.oauth2 = {
+    type: 'oauth2',
+    description: "An access token from the identity provider, with the operation's scope.",
+    flows: { clientCredentials: { tokenUrl, scopes: Object.fromEntries(Object.entries(scopes).sort()) } },
+  };
 }
 
 /** Names operations after their handlers; a name two controllers share gets theirs (`ordersList`). */

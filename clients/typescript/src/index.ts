@@ -1,7 +1,7 @@
 import createClient from 'openapi-fetch';
 import { PetStoreError } from './errors.js';
 import type { components, paths } from './generated/schema.js';
-import { RetryOptions, withRetries } from './retry.js';
+import { NotRetried, RetryOptions, withRetries } from './retry.js';
 import type { Event } from './webhooks.js';
 
 export { PetStoreConnectionError, PetStoreError } from './errors.js';
@@ -41,16 +41,33 @@ export type WebhookDeliveryQuery = NonNullable<
 /** A resource as read, with the answer's `ETag`: pass `etag` as `ifMatch` to change that version. */
 export type WithEtag<T> = T & { etag: string };
 
-export interface PetStoreClientOptions {
+interface CommonOptions {
   /** The server URL, version segment included: `https://api.petstore.example.com/v1`. */
   baseUrl: string;
-  /** Sent as `Authorization: Bearer <apiKey>`. */
-  apiKey: string;
   /** How reads and creates are retried; `{ attempts: 1 }` turns retries off. */
   retry?: RetryOptions;
   /** Another `fetch` (the platform's by default). */
   fetch?: typeof globalThis.fetch;
 }
+
+/** An API key or an access token provider: exactly one of the two. */
+export type PetStoreClientOptions = CommonOptions &
+  (
+    | {
+        /** Sent as `Authorization: Bearer <apiKey>`. */
+        apiKey: string;
+        token?: never;
+      }
+    | {
+        /**
+         * Answers an OAuth 2.0 access token of the identity provider, sent as `Authorization:
+         * Bearer <token>`. Called before every request and every retry of one: cache the token in
+         * it. What it throws, the call rejects with, unretried.
+         */
+        token: () => string | Promise<string>;
+        apiKey?: never;
+      }
+  );
 
 export interface ListOptions {
   status?: PetStatus;
@@ -195,12 +212,52 @@ async function* allOf<T, Q extends { cursor?: string }>(
   } while (cursor !== undefined);
 }
 
+/** RFC 7235's token68: all that may follow `Bearer ` in the header. */
+const TOKEN68 = /^[A-Za-z0-9\-._~+/]+=*$/;
+
+/** The `Authorization` value for what a token provider answered; a TypeError if it cannot be one. */
+function bearer(token: unknown): string {
+  // The messages never hold the value: it is a credential.
+  if (typeof token !== 'string')
+    throw new TypeError(
+      `The token provider answered ${token === null ? 'null' : typeof token}, not a string.`,
+    );
+  if (token === '') throw new TypeError('The token provider answered an empty string.');
+  if (!TOKEN68.test(token))
+    throw new TypeError(
+      'The token provider answered a string that is not a token68 (RFC 7235): letters, digits, -._~+/ and trailing =.',
+    );
+  return `Bearer ${token}`;
+}
+
 export function createPetStoreClient(options: PetStoreClientOptions): PetStoreClient {
+  // The types refuse both and neither; JavaScript callers learn it here, not from a 401.
+  const { apiKey, token } = options as { apiKey?: unknown; token?: unknown };
+  if (apiKey !== undefined && token !== undefined)
+    throw new TypeError('createPetStoreClient takes apiKey or token, not both.');
+  if (apiKey === undefined && token === undefined)
+    throw new TypeError('createPetStoreClient needs apiKey or token.');
+  if (token !== undefined && typeof token !== 'function')
+    throw new TypeError('token must be a function that answers an access token.');
+
   const client = createClient<paths>({
     baseUrl: options.baseUrl,
-    headers: { Authorization: `Bearer ${options.apiKey}` },
+    ...(options.apiKey === undefined ? {} : { headers: { Authorization: `Bearer ${options.apiKey}` } }),
     ...(options.fetch ? { fetch: options.fetch } : {}),
   });
+  const provider = options.token;
+  if (provider)
+    client.use({
+      // Asked for each request, each attempt of a retried one too: a token refreshed meanwhile is sent.
+      async onRequest({ request }) {
+        try {
+          request.headers.set('Authorization', bearer(await provider()));
+        } catch (error) {
+          // Nothing was sent, and another attempt would only ask the provider again: not retried.
+          throw new NotRetried(error);
+        }
+      },
+    });
   const retry = options.retry;
 
   /** A page of a list and the cursor of the next, if there is one. */

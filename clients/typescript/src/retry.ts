@@ -27,6 +27,16 @@ export interface Attempt<T> {
 }
 
 /**
+ * Thrown by an attempt that failed before sending anything, to end the retries at once:
+ * `withRetries` rejects with `error`, as it was thrown.
+ */
+export class NotRetried extends Error {
+  constructor(readonly error: unknown) {
+    super('Not retried.');
+  }
+}
+
+/**
  * Runs `attempt` until it succeeds, retrying what `retryable` allows (and the statuses above, and
  * requests that got no answer at all) after `Retry-After` or a growing, jittered wait, within the
  * number of attempts and the total time. Safe only for requests that are safe to repeat: reads,
@@ -45,6 +55,7 @@ export async function withRetries<T>(
     try {
       return await attempt(AbortSignal.timeout(Math.max(1, remaining)));
     } catch (error) {
+      if (error instanceof NotRetried) throw error.error;
       if (error instanceof PetStoreError) {
         if (!RETRYABLE_STATUSES.has(error.status) && !retryable(error)) throw error;
         failure = error;

@@ -13,6 +13,19 @@ import {
 
 const client = createPetStoreClient({ baseUrl: 'http://localhost:3000/v1', apiKey: 'key' });
 
+export function authentication(): void {
+  createPetStoreClient({ baseUrl: 'http://localhost:3000/v1', token: () => 'eyJhbGciOiJFUzI1NiJ9.e30.c2ln' });
+  createPetStoreClient({ baseUrl: 'http://localhost:3000/v1', token: () => Promise.resolve('token') });
+  // @ts-expect-error an API key or a token provider, not both
+  createPetStoreClient({ baseUrl: 'http://localhost:3000/v1', apiKey: 'key', token: () => 'token' });
+  // @ts-expect-error one of the two is required
+  createPetStoreClient({ baseUrl: 'http://localhost:3000/v1' });
+  // @ts-expect-error a provider, called per request: not the token itself
+  createPetStoreClient({ baseUrl: 'http://localhost:3000/v1', token: 'token' });
+  // @ts-expect-error the provider answers a string
+  createPetStoreClient({ baseUrl: 'http://localhost:3000/v1', token: () => 42 });
+}
+
 export async function misuses(): Promise<void> {
   const pet: Pet = await client.pets.create({ name: 'Rex', categoryId: 1, status: 'sold' });
   // @ts-expect-error categoryId is required

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
-import { Matches } from 'class-validator';
+import { Length, Matches } from 'class-validator';
 import { Transform } from 'class-transformer';
 import { DEFAULT_PAGE_SIZE, PageCursorParam, PageLimit } from '../../common/pagination/page-query';
 import { IsDateTime } from '../../common/validation/date-time';
@@ -12,6 +12,13 @@ import { AuditEventEntity } from '../audit-event.entity';
 
 const INT64 = { type: 'integer', format: 'int64', minimum: 1, maximum: MAX_EXACT_INTEGER } as const;
 const TIME = { type: 'string', format: 'date-time', maxLength: 30 } as const;
+/** As `AccessTokens` accepts a `sub` or `client_id`. */
+const SUBJECT = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 255,
+  pattern: '^[^\\u0000-\\u001f\\u007f]+$',
+} as const;
 const RESOURCE = { type: 'string', maxLength: 100, pattern: '^[a-z][a-z0-9-]*$', example: 'pets' } as const;
 
 /** One change made through the API: who (the key), what (operation, resource, id), the outcome, from where. */
@@ -30,6 +37,14 @@ export class AuditEventDto {
 
   @ApiProperty({ ...cleanTextSchema(1, 100), required: false })
   keyName?: string;
+
+  /** The `sub` of the access token that made it; absent for a key. */
+  @ApiProperty({ ...SUBJECT, required: false })
+  subject?: string;
+
+  /** That token's `client_id` (or `azp`), where it has one. */
+  @ApiProperty({ ...SUBJECT, required: false })
+  clientId?: string;
 
   /**
    * The operation, as the OpenAPI document names it.
@@ -66,6 +81,8 @@ export class AuditEventDto {
       at: new Date(event.at).toISOString(),
       ...(event.keyId === null ? {} : { keyId: event.keyId }),
       ...(event.keyName === null ? {} : { keyName: event.keyName }),
+      ...(event.subject === null ? {} : { subject: event.subject }),
+      ...(event.clientId === null ? {} : { clientId: event.clientId }),
       operation: event.operation,
       resource: event.resource,
       resourceId: event.resourceId,
@@ -89,6 +106,13 @@ export class ListAuditEventsQueryDto {
   @Transform(decimal)
   @IsId()
   keyId?: number;
+
+  /** Only the changes made with access tokens of this subject (`sub`). */
+  @ApiProperty({ ...SUBJECT, required: false })
+  @Omittable()
+  @Length(1, 255)
+  @Matches(new RegExp(SUBJECT.pattern), { message: 'subject must not hold control characters' })
+  subject?: string;
 
   /** Only the changes of this collection (`pets`, `api-keys`, ...). */
   @ApiProperty({ ...RESOURCE, required: false })

@@ -1,0 +1,307 @@
+import { NestExpressApplication } from '@nestjs/platform-express';
+import request from 'supertest';
+import type { App } from 'supertest/types';
+import { createApp } from '../src/app/setup-app';
+import { loadConfig } from '../src/config/app-config';
+import { AUTH, postgresTestEnv, startApp } from './support/app';
+import { captureLogs } from './support/logs';
+import { TestIssuer } from './support/oidc-issuer';
+import { describeOnPostgres } from './support/postgres';
+
+const PET = { name: 'Rex', categoryId: 7 };
+const INVALID = 'Bearer realm="petstore", error="invalid_token"';
+
+/** A fresh issuer and an app that trusts it, for the tests that count the issuer's fetches or stop it. */
+async function trusting(env: Record<string, string> = {}, options = {}) {
+  const issuer = await TestIssuer.start();
+  const app = await startApp({ OIDC_ISSUER: issuer.url, OIDC_AUDIENCE: issuer.audience, ...env }, options);
+  return { issuer, app, http: app.getHttpServer() as App };
+}
+
+const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
+
+describe('OAuth 2.0 access tokens from an identity provider (e2e)', () => {
+  let issuer: TestIssuer;
+  let app: NestExpressApplication;
+  let http: App;
+  const logs = captureLogs();
+
+  beforeAll(async () => {
+    ({ issuer, app, http } = await trusting({ LOG_LEVEL: 'info' }, { logDestination: logs.stream }));
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await issuer?.stop();
+  });
+
+  it('reads with pets:read, and is refused a create with 403 insufficient_scope', async () => {
+    const token = await issuer.token({ scope: 'openid pets:read' });
+    await request(http).get('/v1/pets').set(bearer(token)).expect(200);
+    const refused = await request(http).post('/v1/pets').set(bearer(token)).send(PET).expect(403);
+    expect(refused.body).toEqual(expect.objectContaining({ code: 'insufficient_scope', status: 403 }));
+    expect(refused.headers['www-authenticate']).toContain('scope="pets:write"');
+  });
+
+  it('creates with pets:write; the audit event names its subject and client; the log line too, never the token', async () => {
+    const token = await issuer.token({ scope: 'pets:write', sub: 'svc-inventory', client_id: 'inventory' });
+    const created = await request(http).post('/v1/pets').set(bearer(token)).send(PET).expect(201);
+    const audit = await request(http).get('/v1/audit-events?subject=svc-inventory').set(AUTH).expect(200);
+    expect(audit.body).toEqual([
+      expect.objectContaining({
+        subject: 'svc-inventory',
+        clientId: 'inventory',
+        operation: 'createPet',
+        resourceId: created.body.id,
+      }),
+    ]);
+    expect(audit.body[0]).not.toHaveProperty('keyId');
+    const line = logs.lines().find((entry) => entry.method === 'POST' && entry.status === 201);
+    expect(line).toEqual(expect.objectContaining({ subject: 'svc-inventory', clientId: 'inventory' }));
+    expect(logs.text()).not.toContain(token.split('.')[2]);
+  });
+
+  it('reads scopes from an scp array, an scp string and roles (Entra ID), with azp as the client', async () => {
+    for (const claims of [
+      { scp: ['pets:write'] },
+      { scp: 'pets:read pets:write' },
+      { roles: ['pets:write'] },
+    ]) {
+      const token = await issuer.token({ scope: undefined, client_id: undefined, azp: 'portal', ...claims });
+      await request(http).post('/v1/pets').set(bearer(token)).send(PET).expect(201);
+    }
+    const audit = await request(http).get('/v1/audit-events?resource=pets').set(AUTH).expect(200);
+    expect(audit.body.filter((event: { clientId?: string }) => event.clientId === 'portal')).toHaveLength(3);
+  });
+
+  it.each([
+    ['expired', async () => issuer.token({ exp: Math.floor(Date.now() / 1000) - 120 })],
+    ['for another audience', async () => issuer.token({ aud: 'another-api' })],
+    ['from another issuer', async () => issuer.token({ iss: 'https://evil.example.com' })],
+    ['without a subject', async () => issuer.token({ sub: undefined })],
+    ['not yet valid', async () => issuer.token({ nbf: Math.floor(Date.now() / 1000) + 600 })],
+    ['issued in the future', async () => issuer.token({ iat: Math.floor(Date.now() / 1000) + 600 })],
+    [
+      'signed by a key the issuer never published',
+      async () => {
+        const stray = await issuer.addKey('RS256', { sign: false });
+        issuer.removeKey(stray.kid);
+        return issuer.token({}, { key: stray });
+      },
+    ],
+    ['with alg none', () => Promise.resolve(issuer.unsigned({ scope: 'pets:write' }))],
+    [
+      "HS256 keyed with the issuer's public key",
+      async () => issuer.hmacWithPublicKey({ scope: 'pets:write' }),
+    ],
+    [
+      'with a tampered payload',
+      async () => {
+        const [header, , signature] = (await issuer.token()).split('.');
+        const payload = Buffer.from(JSON.stringify({ sub: 'admin', scope: 'pets:write' })).toString(
+          'base64url',
+        );
+        return `${header}.${payload}.${signature}`;
+      },
+    ],
+  ])('a token %s is 401 invalid_token', async (_what, make) => {
+    const answer = await request(http)
+      .post('/v1/pets')
+      .set(bearer(await make()))
+      .send(PET)
+      .expect(401);
+    expect(answer.body).toEqual({ code: 'unauthorized', message: expect.any(String), status: 401 });
+    expect(answer.headers['www-authenticate']).toMatch(/^Bearer realm="petstore", error="invalid_token"/);
+  });
+
+  it('says an expired token expired', async () => {
+    const token = await issuer.token({ exp: Math.floor(Date.now() / 1000) - 120 });
+    const answer = await request(http).get('/v1/pets').set(bearer(token)).expect(401);
+    expect(answer.body.message).toBe('The access token has expired.');
+    expect(answer.headers['www-authenticate']).toBe(
+      `${INVALID}, error_description="The access token expired"`,
+    );
+  });
+
+  it('still takes API keys, and refuses a key as a token', async () => {
+    await request(http).get('/v1/pets').set(AUTH).expect(200);
+    const answer = await request(http).get('/v1/pets').set(bearer('not.a.key')).expect(401);
+    expect(answer.headers['www-authenticate']).toBe(INVALID);
+  });
+
+  it('declares an oauth2 client-credentials scheme with every scope, and CSP lets Swagger UI reach the token endpoint', async () => {
+    const document = (await request(http).get('/docs-json').expect(200)).body;
+    const scheme = document.components.securitySchemes.oauth2;
+    expect(scheme.flows.clientCredentials.tokenUrl).toBe(issuer.tokenEndpoint);
+    expect(Object.keys(scheme.flows.clientCredentials.scopes)).toEqual(
+      expect.arrayContaining(['pets:read', 'pets:write', 'keys:manage', 'audit:read']),
+    );
+    expect(document.paths['/pets'].post.security).toEqual([{ bearer: [] }, { oauth2: ['pets:write'] }]);
+    expect(document.paths['/pets'].get.security).toEqual([{ bearer: [] }, { oauth2: ['pets:read'] }]);
+    const page = await request(http).get('/docs').expect(200);
+    expect(page.headers['content-security-policy']).toContain(
+      `connect-src 'self' ${new URL(issuer.url).origin}`,
+    );
+  });
+
+  it('counts rate limits per subject', async () => {
+    const limited = await trusting({ RATE_LIMIT_ENABLED: 'true', RATE_LIMIT_PER_MINUTE: '3' });
+    try {
+      const remaining = async (sub: string) => {
+        const token = await limited.issuer.token({ sub });
+        const answer = await request(limited.http).get('/v1/pets').set(bearer(token));
+        return answer.status === 429 ? 'limited' : /r=(\d+)/.exec(answer.headers.ratelimit)![1];
+      };
+      // A fresh token each time: the count is the subject's, not the token's.
+      expect([
+        await remaining('a'),
+        await remaining('a'),
+        await remaining('a'),
+        await remaining('a'),
+      ]).toEqual(['2', '1', '0', 'limited']);
+      expect(await remaining('b')).toBe('2');
+    } finally {
+      await limited.app.close();
+      await limited.issuer.stop();
+    }
+  });
+});
+
+describe('the identity provider’s keys (e2e)', () => {
+  let issuer: TestIssuer;
+  let app: NestExpressApplication;
+  let http: App;
+
+  beforeEach(async () => {
+    ({ issuer, app, http } = await trusting());
+  });
+
+  afterEach(async () => {
+    await app?.close();
+    await issuer?.stop();
+  });
+
+  it('picks up a key the issuer adds on its first use', async () => {
+    await issuer.addKey('ES256');
+    await request(http)
+      .get('/v1/pets')
+      .set(bearer(await issuer.token()))
+      .expect(200);
+    await issuer.addKey('EdDSA');
+    await issuer.addKey('PS256');
+    // Within the minute after a fetch for an unknown key, another unknown key is not fetched for.
+    await request(http)
+      .get('/v1/pets')
+      .set(bearer(await issuer.token()))
+      .expect(401);
+  });
+
+  it('fetches the key set at most twice for 20 tokens naming unknown keys', async () => {
+    const before = issuer.jwksFetches;
+    expect(before).toBe(1);
+    const tokens = await Promise.all(
+      Array.from({ length: 20 }, (_, index) => issuer.token({}, { header: { kid: `unknown-${index}` } })),
+    );
+    const answers = await Promise.all(
+      tokens.map((token) => request(http).get('/v1/pets').set(bearer(token))),
+    );
+    expect(answers.map((answer) => answer.status)).toEqual(Array(20).fill(401));
+    expect(issuer.jwksFetches).toBeLessThanOrEqual(2);
+  });
+
+  it('keeps known keys working while the issuer is away; an unknown key is 503, never accepted', async () => {
+    const known = await issuer.token({ scope: 'pets:write' });
+    const unknown = await issuer.token({}, { header: { kid: 'rotated-in-meanwhile' } });
+    await issuer.stop();
+    await request(http).post('/v1/pets').set(bearer(known)).send(PET).expect(201);
+    const answer = await request(http).get('/v1/pets').set(bearer(unknown)).expect(503);
+    expect(answer.body).toEqual(expect.objectContaining({ code: 'service_unavailable', status: 503 }));
+    expect(answer.headers['retry-after']).toMatch(/^\d+$/);
+  });
+
+  it('strips OIDC_SCOPE_PREFIX from the scopes', async () => {
+    const prefixed = await startApp({
+      OIDC_ISSUER: issuer.url,
+      OIDC_AUDIENCE: issuer.audience,
+      OIDC_SCOPE_PREFIX: 'api://petstore/',
+    });
+    try {
+      const token = await issuer.token({ scope: 'api://petstore/pets:write' });
+      await request(prefixed.getHttpServer()).post('/v1/pets').set(bearer(token)).send(PET).expect(201);
+    } finally {
+      await prefixed.close();
+    }
+  });
+});
+
+describe('starting with OIDC_ISSUER (e2e)', () => {
+  const start = (issuer: string) =>
+    createApp(
+      loadConfig({ DATABASE_PATH: ':memory:', LOG_LEVEL: 'silent', OIDC_ISSUER: issuer, OIDC_AUDIENCE: 'x' }),
+      {
+        logger: false,
+      },
+    );
+
+  it('fails, naming the variable, when the issuer cannot be reached or names another issuer', async () => {
+    const issuer = await TestIssuer.start();
+    const url = issuer.url;
+    await expect(start(`${url}/other`)).rejects.toThrow(
+      /^OIDC_ISSUER: the discovery document could not be read/,
+    );
+    await issuer.stop();
+    await expect(start(url)).rejects.toThrow(/^OIDC_ISSUER: .*ECONNREFUSED/);
+  });
+
+  it('refuses plain http off loopback, and an audience without an issuer', () => {
+    expect(() => loadConfig({ OIDC_ISSUER: 'http://idp.example.com', OIDC_AUDIENCE: 'a' })).toThrow(
+      /OIDC_ISSUER/,
+    );
+    expect(() => loadConfig({ OIDC_AUDIENCE: 'a' })).toThrow(/OIDC_AUDIENCE is set but OIDC_ISSUER is not/);
+    expect(() => loadConfig({ OIDC_ISSUER: 'https://idp.example.com' })).toThrow(/OIDC_AUDIENCE must be set/);
+  });
+
+  it('without it, a JWT is looked up as an API key', async () => {
+    const issuer = await TestIssuer.start();
+    const app = await startApp();
+    try {
+      const answer = await request(app.getHttpServer())
+        .get('/v1/pets')
+        .set(bearer(await issuer.token()));
+      expect([answer.status, answer.body.message]).toEqual([401, 'The API key is not valid.']);
+    } finally {
+      await app.close();
+      await issuer.stop();
+    }
+  });
+});
+
+describeOnPostgres('access tokens on PostgreSQL')('access tokens on PostgreSQL, two instances (e2e)', () => {
+  it('a token creates on one instance; the other reads it, and its audit names the subject', async () => {
+    const issuer = await TestIssuer.start();
+    const env = { ...postgresTestEnv(), OIDC_ISSUER: issuer.url, OIDC_AUDIENCE: issuer.audience };
+    const [a, b] = [await startApp(env), await startApp(env)];
+    try {
+      const writer = await issuer.token({ scope: 'pets:write pets:read', sub: 'svc-sync' });
+      const created = await request(a.getHttpServer())
+        .post('/v1/pets')
+        .set(bearer(writer))
+        .send(PET)
+        .expect(201);
+      const reader = await issuer.token({ scope: 'pets:read audit:read', sub: 'svc-report' });
+      await request(b.getHttpServer()).get(`/v1/pets/${created.body.id}`).set(bearer(reader)).expect(200);
+      const audit = await request(b.getHttpServer())
+        .get('/v1/audit-events?subject=svc-sync')
+        .set(bearer(reader));
+      expect(audit.status).toBe(200);
+      expect(audit.body).toEqual([
+        expect.objectContaining({ subject: 'svc-sync', resourceId: created.body.id }),
+      ]);
+      await request(b.getHttpServer()).post('/v1/pets').set(bearer(reader)).send(PET).expect(403);
+    } finally {
+      await a.close();
+      await b.close();
+      await issuer.stop();
+    }
+  });
+});
