@@ -56,6 +56,7 @@ describe('OAuth 2.0 access tokens from an identity provider (e2e)', () => {
       }),
     ]);
     expect(audit.body[0]).not.toHaveProperty('keyId');
+    await request(http).get('/v1/audit-events?subject=%01').set(AUTH).expect(400);
     const line = logs.lines().find((entry) => entry.method === 'POST' && entry.status === 201);
     expect(line).toEqual(expect.objectContaining({ subject: 'svc-inventory', clientId: 'inventory' }));
     expect(logs.text()).not.toContain(token.split('.')[2]);

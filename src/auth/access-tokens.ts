@@ -8,7 +8,7 @@ import type { Scopes } from './api-keys.service';
 const ALGORITHMS = ['RS256', 'PS256', 'ES256', 'EdDSA'];
 const LEEWAY_S = 60;
 /** A token naming a key the set lacks fetches the set again, at most this often. */
-export const UNKNOWN_KEY_REFETCH_MS = 60_000;
+const UNKNOWN_KEY_REFETCH_MS = 60_000;
 /** Older than this, the set is fetched again in the background; on failure the old one stays. */
 const KEYS_MAX_AGE_MS = 10 * 60_000;
 const FETCH_TIMEOUT_MS = 5000;
@@ -48,9 +48,9 @@ export class AccessTokens {
   private fetching?: Promise<void>;
 
   private constructor(
-    private readonly config: Pick<AuthConfig, 'oidcIssuer' | 'oidcAudience' | 'oidcScopePrefix'> & {
-      oidcIssuer: string;
-    },
+    private readonly issuer: string,
+    private readonly audience: string,
+    private readonly scopePrefix: string,
     private readonly jwksUri: string,
     /** From discovery, for the OpenAPI document's client-credentials flow. */
     readonly tokenEndpoint: string,
@@ -58,8 +58,8 @@ export class AccessTokens {
 
   /** Reads discovery and the key set once: a wrong issuer fails the start, not the first request. */
   static async discover(config: AuthConfig): Promise<AccessTokens | null> {
-    const issuer = config.oidcIssuer;
-    if (issuer === null) return null;
+    const { oidcIssuer: issuer, oidcAudience: audience, oidcScopePrefix: prefix } = config;
+    if (issuer === null || audience === null) return null;
     const discovery = await fetchJson(`${issuer}/.well-known/openid-configuration`).catch((error: Error) => {
       throw new Error(`OIDC_ISSUER: the discovery document could not be read: ${error.message}`);
     });
@@ -74,7 +74,9 @@ export class AccessTokens {
         `OIDC_ISSUER: the discovery document names another issuer (${String(discovery.issuer)})`,
       );
     const tokens = new AccessTokens(
-      { ...config, oidcIssuer: issuer },
+      issuer,
+      audience,
+      prefix,
       endpoint('jwks_uri'),
       endpoint('token_endpoint'),
     );
@@ -87,8 +89,8 @@ export class AccessTokens {
   async verify(token: string): Promise<TokenVerdict> {
     try {
       const { payload } = await jwtVerify(token, this.keyFor, {
-        issuer: this.config.oidcIssuer,
-        audience: this.config.oidcAudience!,
+        issuer: this.issuer,
+        audience: this.audience,
         algorithms: ALGORITHMS,
         clockTolerance: LEEWAY_S,
         requiredClaims: ['exp', 'sub'],
@@ -147,7 +149,7 @@ export class AccessTokens {
       (value): value is string => typeof value === 'string',
     );
     if (!NAME.test(subject) || (clientId !== undefined && !NAME.test(clientId))) return 'invalid';
-    const prefix = this.config.oidcScopePrefix;
+    const prefix = this.scopePrefix;
     // Entra ID puts an application's permissions in `roles`, a user's in `scp`.
     const claimed: unknown[] = [payload.scope, payload.scp, payload.roles].flatMap((claim) =>
       typeof claim === 'string' ? claim.split(' ') : Array.isArray(claim) ? (claim as unknown[]) : [],

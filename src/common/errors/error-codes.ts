@@ -127,8 +127,9 @@ export const ERROR_CODES = {
     status: 503,
     message: 'The service is temporarily unavailable.',
     when:
-      'the database is unreachable, restarting, busy past its timeout or out of space, or the instance ' +
-      'is not ready; `Retry-After` says when to retry',
+      'the database is unreachable, restarting, busy past its timeout or out of space, the identity ' +
+      "provider cannot be reached for a token's unknown signing key, or the instance is not ready; " +
+      '`Retry-After` says when to retry',
   },
 } as const satisfies Record<string, ErrorSpec>;
 
