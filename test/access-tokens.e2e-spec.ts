@@ -3,13 +3,15 @@ import request from 'supertest';
 import type { App } from 'supertest/types';
 import { createApp } from '../src/app/setup-app';
 import { loadConfig } from '../src/config/app-config';
-import { AUTH, postgresTestEnv, startApp } from './support/app';
+import { AUTH, postgresTestEnv, startApp, TEST_KEY } from './support/app';
 import { captureLogs } from './support/logs';
 import { TestIssuer } from './support/oidc-issuer';
 import { describeOnPostgres } from './support/postgres';
 
 const PET = { name: 'Rex', categoryId: 7 };
 const INVALID = 'Bearer realm="petstore", error="invalid_token"';
+/** An `API_KEYS` entry shaped like a JWT: still a key. */
+const DOTTED_KEY = 'abcdefgh.ijklmnop.qrstuvwx';
 
 /** A fresh issuer and an app that trusts it, for the tests that count the issuer's fetches or stop it. */
 async function trusting(env: Record<string, string> = {}, options = {}) {
@@ -27,7 +29,10 @@ describe('OAuth 2.0 access tokens from an identity provider (e2e)', () => {
   const logs = captureLogs();
 
   beforeAll(async () => {
-    ({ issuer, app, http } = await trusting({ LOG_LEVEL: 'info' }, { logDestination: logs.stream }));
+    ({ issuer, app, http } = await trusting(
+      { LOG_LEVEL: 'info', API_KEYS: `${TEST_KEY},${DOTTED_KEY}` },
+      { logDestination: logs.stream },
+    ));
   });
 
   afterAll(async () => {
@@ -75,11 +80,28 @@ describe('OAuth 2.0 access tokens from an identity provider (e2e)', () => {
     expect(audit.body.filter((event: { clientId?: string }) => event.clientId === 'portal')).toHaveLength(3);
   });
 
+  it("takes roles only from an application's token: a user's scp is what its client was granted", async () => {
+    const token = await issuer.token({ scope: undefined, scp: 'pets:read', roles: ['pets:write'] });
+    await request(http).post('/v1/pets').set(bearer(token)).send(PET).expect(403);
+  });
+
+  it('accepts the typ Keycloak and Entra ID send (JWT), and none', async () => {
+    for (const typ of ['JWT', undefined, 'application/at+jwt']) {
+      const token = await issuer.token({}, { header: { typ } });
+      await request(http).get('/v1/pets').set(bearer(token)).expect(200);
+    }
+  });
+
   it.each([
     ['expired', async () => issuer.token({ exp: Math.floor(Date.now() / 1000) - 120 })],
     ['for another audience', async () => issuer.token({ aud: 'another-api' })],
     ['from another issuer', async () => issuer.token({ iss: 'https://evil.example.com' })],
     ['without a subject', async () => issuer.token({ sub: undefined })],
+    ['with a subject that is not a string', async () => issuer.token({ sub: 42 })],
+    ['with a subject of control characters', async () => issuer.token({ sub: 'a\u0000b' })],
+    ['that is an ID token (nonce)', async () => issuer.token({ nonce: 'n-0S6_WzA2Mj' })],
+    ["that is Keycloak's ID token (typ claim ID)", async () => issuer.token({ typ: 'ID' })],
+    ['of another type (typ header)', async () => issuer.token({}, { header: { typ: 'dpop+jwt' } })],
     ['not yet valid', async () => issuer.token({ nbf: Math.floor(Date.now() / 1000) + 600 })],
     ['issued in the future', async () => issuer.token({ iat: Math.floor(Date.now() / 1000) + 600 })],
     [
@@ -124,8 +146,9 @@ describe('OAuth 2.0 access tokens from an identity provider (e2e)', () => {
     );
   });
 
-  it('still takes API keys, and refuses a key as a token', async () => {
+  it('still takes API keys, one shaped like a JWT too, and refuses a key as a token', async () => {
     await request(http).get('/v1/pets').set(AUTH).expect(200);
+    await request(http).get('/v1/pets').set(bearer(DOTTED_KEY)).expect(200);
     const answer = await request(http).get('/v1/pets').set(bearer('not.a.key')).expect(401);
     expect(answer.headers['www-authenticate']).toBe(INVALID);
   });
@@ -151,6 +174,7 @@ describe('OAuth 2.0 access tokens from an identity provider (e2e)', () => {
       const remaining = async (sub: string) => {
         const token = await limited.issuer.token({ sub });
         const answer = await request(limited.http).get('/v1/pets').set(bearer(token));
+        if (answer.status === 429) expect(answer.body.message).toMatch(/per token subject/);
         return answer.status === 429 ? 'limited' : /r=(\d+)/.exec(answer.headers.ratelimit)![1];
       };
       // A fresh token each time: the count is the subject's, not the token's.
@@ -197,17 +221,18 @@ describe('the identity provider’s keys (e2e)', () => {
       .expect(401);
   });
 
-  it('fetches the key set at most twice for 20 tokens naming unknown keys', async () => {
-    const before = issuer.jwksFetches;
-    expect(before).toBe(1);
+  it('fetches the key set at most twice for 20 tokens naming unknown keys, at once and one after another', async () => {
+    expect(issuer.jwksFetches).toBe(1);
     const tokens = await Promise.all(
-      Array.from({ length: 20 }, (_, index) => issuer.token({}, { header: { kid: `unknown-${index}` } })),
+      Array.from({ length: 40 }, (_, index) => issuer.token({}, { header: { kid: `unknown-${index}` } })),
     );
     const answers = await Promise.all(
-      tokens.map((token) => request(http).get('/v1/pets').set(bearer(token))),
+      tokens.slice(0, 20).map((token) => request(http).get('/v1/pets').set(bearer(token))),
     );
-    expect(answers.map((answer) => answer.status)).toEqual(Array(20).fill(401));
-    expect(issuer.jwksFetches).toBeLessThanOrEqual(2);
+    for (const token of tokens.slice(20))
+      answers.push(await request(http).get('/v1/pets').set(bearer(token)));
+    expect(answers.map((answer) => answer.status)).toEqual(Array(40).fill(401));
+    expect(issuer.jwksFetches).toBe(2);
   });
 
   it('keeps known keys working while the issuer is away; an unknown key is 503, never accepted', async () => {
@@ -217,7 +242,19 @@ describe('the identity provider’s keys (e2e)', () => {
     await request(http).post('/v1/pets').set(bearer(known)).send(PET).expect(201);
     const answer = await request(http).get('/v1/pets').set(bearer(unknown)).expect(503);
     expect(answer.body).toEqual(expect.objectContaining({ code: 'service_unavailable', status: 503 }));
-    expect(answer.headers['retry-after']).toMatch(/^\d+$/);
+    expect(answer.headers['retry-after']).toBe('5');
+  });
+
+  it('asks again 5 s after the issuer could not be reached, and takes its new key once it is back', async () => {
+    await issuer.stop();
+    const unknown = await issuer.token({}, { header: { kid: 'not-yet' } });
+    await request(http).get('/v1/pets').set(bearer(unknown)).expect(503);
+    await issuer.addKey('ES256');
+    await issuer.restart();
+    const fresh = await issuer.token();
+    await request(http).get('/v1/pets').set(bearer(fresh)).expect(503);
+    await new Promise((resolve) => setTimeout(resolve, 5100));
+    await request(http).get('/v1/pets').set(bearer(fresh)).expect(200);
   });
 
   it('strips OIDC_SCOPE_PREFIX from the scopes', async () => {
@@ -227,8 +264,17 @@ describe('the identity provider’s keys (e2e)', () => {
       OIDC_SCOPE_PREFIX: 'api://petstore/',
     });
     try {
+      const http = prefixed.getHttpServer() as App;
       const token = await issuer.token({ scope: 'api://petstore/pets:write' });
-      await request(prefixed.getHttpServer()).post('/v1/pets').set(bearer(token)).send(PET).expect(201);
+      await request(http).post('/v1/pets').set(bearer(token)).send(PET).expect(201);
+      // Without the prefix, a scope is another API's of the same provider.
+      const unprefixed = await issuer.token({ scope: 'pets:write' });
+      await request(http).post('/v1/pets').set(bearer(unprefixed)).send(PET).expect(403);
+      const document = (await request(http).get('/docs-json').expect(200)).body;
+      expect(document.paths['/pets'].post.security).toEqual([
+        { bearer: [] },
+        { oauth2: ['api://petstore/pets:write'] },
+      ]);
     } finally {
       await prefixed.close();
     }
@@ -250,8 +296,14 @@ describe('starting with OIDC_ISSUER (e2e)', () => {
     await expect(start(`${url}/other`)).rejects.toThrow(
       /^OIDC_ISSUER: the discovery document could not be read/,
     );
+    // Compared exactly: a trailing slash is another issuer.
+    await expect(start(`${url}/`)).rejects.toThrow(
+      `OIDC_ISSUER: the discovery document names another issuer (${url})`,
+    );
     await issuer.stop();
-    await expect(start(url)).rejects.toThrow(/^OIDC_ISSUER: .*ECONNREFUSED/);
+    await expect(start(url)).rejects.toThrow(
+      /^OIDC_ISSUER: the discovery document could not be read: http:\/\/127\.0\.0\.1:\d+\/realms\/petstore\/.well-known\/openid-configuration: [A-Z_]+$/,
+    );
   });
 
   it('refuses plain http off loopback, and an audience without an issuer', () => {
@@ -260,6 +312,12 @@ describe('starting with OIDC_ISSUER (e2e)', () => {
     );
     expect(() => loadConfig({ OIDC_AUDIENCE: 'a' })).toThrow(/OIDC_AUDIENCE is set but OIDC_ISSUER is not/);
     expect(() => loadConfig({ OIDC_ISSUER: 'https://idp.example.com' })).toThrow(/OIDC_AUDIENCE must be set/);
+    expect(() => loadConfig({ OIDC_SCOPE_PREFIX: 'api://x/' })).toThrow(
+      /OIDC_SCOPE_PREFIX is set but OIDC_ISSUER/,
+    );
+    expect(() => loadConfig({ OIDC_ISSUER: 'https://u:p@idp.example.com', OIDC_AUDIENCE: 'a' })).toThrow(
+      /OIDC_ISSUER/,
+    );
   });
 
   it('without it, a JWT is looked up as an API key', async () => {

@@ -172,6 +172,8 @@ describeSwaggerUi('Swagger UI in a real browser (Chromium, e2e)', () => {
       await oauth2.locator('.modal-btn.authorize').click();
       expect((await token).status()).toBe(200);
       await page.locator('.dialog-ux .close-modal').click();
+      // Swagger UI keeps no authorization across reloads here: a client secret in localStorage would outlive the page.
+      expect(await page.evaluate('JSON.stringify(localStorage)')).not.toContain('swagger-ui-secret');
 
       const { shown, authorization } = await tryListPets(page, at);
       expect([shown, authorization]).toEqual([

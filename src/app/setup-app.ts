@@ -118,7 +118,8 @@ export async function createApp(
     SwaggerModule.setup(DOCS_PATH, app, () => buildOpenApiDocument(app, config, tokenUrl), {
       jsonDocumentUrl: `${DOCS_PATH}-json`,
       yamlDocumentUrl: `${DOCS_PATH}-yaml`,
-      swaggerOptions: { persistAuthorization: true },
+      // Swagger UI would keep an OAuth client's secret in localStorage with the rest.
+      swaggerOptions: { persistAuthorization: tokenUrl === undefined },
     });
   return app;
 }

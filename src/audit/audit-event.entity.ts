@@ -6,7 +6,8 @@ import { IdColumn } from '../database/dialect';
 @Entity({ name: 'audit_events' })
 @Index('idx_audit_events_key', ['keyId', 'id'])
 @Index('idx_audit_events_resource', ['resource', 'id'])
-@Index('idx_audit_events_subject', ['subject', 'id'])
+// Partial: a key's change (no subject) writes no entry in it.
+@Index('idx_audit_events_subject', ['subject', 'id'], { where: 'subject IS NOT NULL' })
 export class AuditEventEntity {
   @IdColumn()
   id!: number;

@@ -1,27 +1,36 @@
 import { Logger } from '@nestjs/common';
 import { createLocalJWKSet, errors, JSONWebKeySet, JWTPayload, jwtVerify, JWTVerifyGetKey } from 'jose';
-import type { AuthConfig } from '../config/app-config';
-import { isLoopbackHost } from '../config/app-config';
+import { performance } from 'node:perf_hooks';
+import { isCleanText } from '../common/validation/text.validators';
+import { AuthConfig, isTrustedUrl } from '../config/app-config';
+import { digest } from './api-key.store';
 import type { Scopes } from './api-keys.service';
 
 /** Asymmetric only: an HMAC "signed" with the issuer's public key, or `none`, never verifies. */
 const ALGORITHMS = ['RS256', 'PS256', 'ES256', 'EdDSA'];
 const LEEWAY_S = 60;
-/** A token naming a key the set lacks fetches the set again, at most this often. */
+/** A token naming a key the set lacks fetches the set again, at most this often... */
 const UNKNOWN_KEY_REFETCH_MS = 60_000;
+/** ...or this often while the issuer cannot be reached: no flood, and a short 503. */
+export const UNREACHABLE_REFETCH_MS = 5000;
 /** Older than this, the set is fetched again in the background; on failure the old one stays. */
 const KEYS_MAX_AGE_MS = 10 * 60_000;
 const FETCH_TIMEOUT_MS = 5000;
 const DOCUMENT_MAX_BYTES = 1 << 20;
-/** Three base64url parts: a compact JWS. An API key never has a dot. */
+/** Three base64url parts: a compact JWS. */
 const COMPACT_JWS = /^[\w-]+\.[\w-]+\.[\w-]*$/;
-
-/** A `sub` or `client_id` as the audit log keeps it. */
-const NAME = /^[^\u0000-\u001f\u007f]{1,255}$/;
+/**
+ * RFC 9068 asks for `at+jwt`; Keycloak and Entra ID send `JWT`. An ID token is refused by what
+ * only ID tokens carry (Keycloak's `typ` claim `ID`, `nonce`, `at_hash`, `c_hash`).
+ */
+const ACCESS_TOKEN_TYPES = new Set([undefined, 'JWT', 'at+jwt', 'application/at+jwt']);
+const ID_TOKEN_CLAIMS = ['nonce', 'at_hash', 'c_hash'];
 
 export const looksLikeJwt = (token: string): boolean => COMPACT_JWS.test(token);
 
 export interface TokenCaller {
+  /** The digest of the issuer and subject: rate limits and idempotency records count by it. */
+  readonly owner: string;
   readonly subject: string;
   /** `client_id`, else `azp`: the application the token was issued to. */
   readonly clientId?: string;
@@ -41,8 +50,8 @@ class IssuerUnreachable extends Error {}
 export class AccessTokens {
   private readonly logger = new Logger('AccessTokens');
   private keys!: ReturnType<typeof createLocalJWKSet>;
-  private keysAt = 0;
-  private fetchedAt = 0;
+  private keysAt = -Infinity;
+  private fetchedAt = -Infinity;
   private unknownKeyFetchAt = -Infinity;
   private lastFetchFailed = false;
   private fetching?: Promise<void>;
@@ -60,19 +69,25 @@ export class AccessTokens {
   static async discover(config: AuthConfig): Promise<AccessTokens | null> {
     const { oidcIssuer: issuer, oidcAudience: audience, oidcScopePrefix: prefix } = config;
     if (issuer === null || audience === null) return null;
-    const discovery = await fetchJson(`${issuer}/.well-known/openid-configuration`).catch((error: Error) => {
+    const discoveryUrl = `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`;
+    const discovery = await fetchJson(discoveryUrl).catch((error: Error) => {
       throw new Error(`OIDC_ISSUER: the discovery document could not be read: ${error.message}`);
     });
-    const endpoint = (name: string) => {
-      const value = discovery[name];
-      if (typeof value !== 'string' || !isTrustedUrl(value))
-        throw new Error(`OIDC_ISSUER: the discovery document's ${name} is not an https URL`);
-      return value;
-    };
     if (discovery.issuer !== issuer)
       throw new Error(
         `OIDC_ISSUER: the discovery document names another issuer (${String(discovery.issuer)})`,
       );
+    // Plain http only where the issuer itself is on loopback.
+    const endpoint = (name: string) => {
+      const value = discovery[name];
+      if (
+        typeof value !== 'string' ||
+        !isTrustedUrl(value) ||
+        new URL(value).protocol !== new URL(issuer).protocol
+      )
+        throw new Error(`OIDC_ISSUER: the discovery document's ${name} is not a URL of the issuer's scheme`);
+      return value;
+    };
     const tokens = new AccessTokens(
       issuer,
       audience,
@@ -88,13 +103,14 @@ export class AccessTokens {
 
   async verify(token: string): Promise<TokenVerdict> {
     try {
-      const { payload } = await jwtVerify(token, this.keyFor, {
+      const { payload, protectedHeader } = await jwtVerify(token, this.keyFor, {
         issuer: this.issuer,
         audience: this.audience,
         algorithms: ALGORITHMS,
         clockTolerance: LEEWAY_S,
-        requiredClaims: ['exp', 'sub'],
+        requiredClaims: ['exp'],
       });
+      if (!ACCESS_TOKEN_TYPES.has(protectedHeader.typ)) return 'invalid';
       return this.callerOf(payload);
     } catch (error) {
       if (error instanceof IssuerUnreachable) return 'unavailable';
@@ -103,7 +119,7 @@ export class AccessTokens {
   }
 
   private readonly keyFor: JWTVerifyGetKey = async (header, token) => {
-    const now = Date.now();
+    const now = performance.now();
     if (now - this.keysAt > KEYS_MAX_AGE_MS && now - this.fetchedAt >= UNKNOWN_KEY_REFETCH_MS)
       void this.refetch().catch(() => undefined);
     try {
@@ -116,8 +132,9 @@ export class AccessTokens {
   };
 
   private async refetchForUnknownKey(): Promise<void> {
-    if (Date.now() - this.unknownKeyFetchAt >= UNKNOWN_KEY_REFETCH_MS) {
-      this.unknownKeyFetchAt = Date.now();
+    const interval = this.lastFetchFailed ? UNREACHABLE_REFETCH_MS : UNKNOWN_KEY_REFETCH_MS;
+    if (performance.now() - this.unknownKeyFetchAt >= interval) {
+      this.unknownKeyFetchAt = performance.now();
       await this.refetch();
     } else await this.fetching?.catch(() => undefined);
     if (this.lastFetchFailed) throw new IssuerUnreachable();
@@ -134,39 +151,33 @@ export class AccessTokens {
   }
 
   private async fetchKeys(): Promise<void> {
-    this.fetchedAt = Date.now();
+    this.fetchedAt = performance.now();
     this.lastFetchFailed = true;
-    const set = await fetchJson(this.jwksUri);
-    this.keys = createLocalJWKSet(set as unknown as JSONWebKeySet);
-    this.keysAt = Date.now();
+    this.keys = createLocalJWKSet((await fetchJson(this.jwksUri)) as unknown as JSONWebKeySet);
+    this.keysAt = performance.now();
     this.lastFetchFailed = false;
   }
 
   private callerOf(payload: JWTPayload): TokenVerdict {
     if (typeof payload.iat === 'number' && payload.iat > Date.now() / 1000 + LEEWAY_S) return 'invalid';
-    const subject = payload.sub!;
-    const clientId = [payload.client_id, payload.azp].find(
-      (value): value is string => typeof value === 'string',
-    );
-    if (!NAME.test(subject) || (clientId !== undefined && !NAME.test(clientId))) return 'invalid';
+    if (payload.typ === 'ID' || ID_TOKEN_CLAIMS.some((claim) => claim in payload)) return 'invalid';
+    const { sub: subject } = payload;
+    const clientId = [payload.client_id, payload.azp].find((value) => value !== undefined);
+    if (!isCleanText(subject, 1, 255) || (clientId !== undefined && !isCleanText(clientId, 1, 255)))
+      return 'invalid';
+    // A user's token grants what its client was granted (`scope`, `scp`); an application's own
+    // token carries Entra ID's application permissions in `roles`.
+    const claim = payload.scope ?? payload.scp ?? payload.roles;
+    const named: unknown[] = typeof claim === 'string' ? claim.split(' ') : Array.isArray(claim) ? claim : [];
     const prefix = this.scopePrefix;
-    // Entra ID puts an application's permissions in `roles`, a user's in `scp`.
-    const claimed: unknown[] = [payload.scope, payload.scp, payload.roles].flatMap((claim) =>
-      typeof claim === 'string' ? claim.split(' ') : Array.isArray(claim) ? (claim as unknown[]) : [],
-    );
     const scopes = new Set(
-      claimed
-        .filter((scope): scope is string => typeof scope === 'string' && scope !== '')
-        .map((scope) => (prefix && scope.startsWith(prefix) ? scope.slice(prefix.length) : scope)),
+      named
+        .filter((scope): scope is string => typeof scope === 'string' && scope.startsWith(prefix))
+        .map((scope) => scope.slice(prefix.length)),
     );
-    return { subject, clientId, scopes };
+    return { owner: digest(`${this.issuer} ${subject}`).toString('hex'), subject, clientId, scopes };
   }
 }
-
-const isTrustedUrl = (value: string) =>
-  URL.canParse(value) &&
-  (new URL(value).protocol === 'https:' ||
-    (new URL(value).protocol === 'http:' && isLoopbackHost(new URL(value).hostname)));
 
 async function fetchJson(url: string): Promise<Record<string, unknown>> {
   const response = await fetch(url, {
@@ -177,8 +188,10 @@ async function fetchJson(url: string): Promise<Record<string, unknown>> {
     throw new Error(`${url}: ${error.cause?.code ?? error.message}`);
   });
   if (!response.ok) throw new Error(`${url} answered ${response.status}`);
+  if (Number(response.headers.get('content-length')) > DOCUMENT_MAX_BYTES)
+    throw new Error(`${url} answered more than 1 MiB`);
   const text = await response.text();
-  if (text.length > DOCUMENT_MAX_BYTES) throw new Error(`${url} answered more than 1 MiB`);
+  if (Buffer.byteLength(text) > DOCUMENT_MAX_BYTES) throw new Error(`${url} answered more than 1 MiB`);
   const body: unknown = JSON.parse(text);
   if (typeof body !== 'object' || body === null || Array.isArray(body))
     throw new Error(`${url} answered no JSON object`);

@@ -19,10 +19,9 @@ import {
   INVALID_TOKEN_CHALLENGE,
 } from '../common/errors/bearer-challenge';
 import { collectionScope, EVERY_SCOPE, REQUIRED_SCOPE } from '../common/scopes';
-import { serviceUnavailable } from '../database/outage';
 import { nameCaller } from '../http/request-log';
 import { AuthFailureReason, Metrics } from '../observability/metrics';
-import { AccessTokens, looksLikeJwt } from './access-tokens';
+import { AccessTokens, looksLikeJwt, UNREACHABLE_REFETCH_MS } from './access-tokens';
 import { ApiKeyStore, digest } from './api-key.store';
 import { ApiKeysService, holds, Refusal } from './api-keys.service';
 import { callerOf, setCaller } from './caller';
@@ -73,44 +72,33 @@ export class ApiKeyGuard implements CanActivate {
     const accessToken = token !== undefined && this.accessTokens !== null && looksLikeJwt(token);
     let refusal: Refusal = 'unknown';
     let refund: Refund | undefined;
-    if (accessToken) {
-      const verdict = await this.accessTokens.verify(token);
-      if (verdict === 'unavailable')
-        throw serviceUnavailable('The identity provider cannot be reached to verify the token. Retry later.');
-      if (typeof verdict !== 'object') refusal = verdict === 'expired' ? 'expired' : 'unknown';
-      else {
-        const { subject, clientId, scopes } = verdict;
-        setCaller(request, {
-          owner: digest(`oidc ${subject}`).toString('hex'),
-          subject,
-          clientId,
-          scopes,
-          operation,
-        });
-        nameCaller(request, subject, clientId);
-        return true;
-      }
-    } else if (token !== undefined) {
+    if (token !== undefined) {
       const keyDigest = digest(token);
       const configuredOwner = this.configuredKeys.ownerOf(keyDigest);
       if (configuredOwner !== undefined) {
         setCaller(request, { owner: configuredOwner, scopes: EVERY_SCOPE, operation });
         return true;
       }
-      const owner = keyDigest.toString('hex');
-      if (!this.storedKeys.isKnown(owner)) refund = await this.reserve(request);
-      const verdict = await this.storedKeys.verifyDigest(owner).catch(async (error: unknown) => {
-        // The lookup failed (the database is away): not a failure of the key.
-        await refund?.();
-        throw error;
-      });
-      if (typeof verdict === 'object') {
-        await refund?.();
-        const { id: keyId, name: keyName, scopes } = verdict;
-        setCaller(request, { owner, keyId, keyName, scopes, operation });
-        return true;
+      if (accessToken) {
+        const verdict = await this.verifyToken(request, token, operation);
+        if (verdict === true) return true;
+        refusal = verdict;
+      } else {
+        const owner = keyDigest.toString('hex');
+        if (!this.storedKeys.isKnown(owner)) refund = await this.reserve(request);
+        const verdict = await this.storedKeys.verifyDigest(owner).catch(async (error: unknown) => {
+          // The lookup failed (the database is away): not a failure of the key.
+          await refund?.();
+          throw error;
+        });
+        if (typeof verdict === 'object') {
+          await refund?.();
+          const { id: keyId, name: keyName, scopes } = verdict;
+          setCaller(request, { owner, keyId, keyName, scopes, operation });
+          return true;
+        }
+        refusal = verdict;
       }
-      refusal = verdict;
     }
     if (!refund) await this.reserve(request);
     if (header === undefined || !BEARER_SCHEME.test(header)) throw this.refused('missing', BEARER_CHALLENGE);
@@ -119,6 +107,23 @@ export class ApiKeyGuard implements CanActivate {
       throw this.refused('expired', EXPIRED_TOKEN_CHALLENGE, `The ${what} has expired.`);
     const reason = refusal === 'revoked' ? 'revoked' : 'invalid';
     throw this.refused(reason, INVALID_TOKEN_CHALLENGE, `The ${what} is not valid.`);
+  }
+
+  /** An access token: the caller it names, or why not (it spends the address's budget only when refused). */
+  private async verifyToken(request: Request, token: string, operation: string): Promise<Refusal | true> {
+    const verdict = await this.accessTokens!.verify(token);
+    if (verdict === 'unavailable')
+      throw new ApiException(
+        'service_unavailable',
+        'The identity provider cannot be reached to verify the token. Retry later.',
+        undefined,
+        { 'Retry-After': String(UNREACHABLE_REFETCH_MS / 1000) },
+      );
+    if (typeof verdict !== 'object') return verdict === 'expired' ? 'expired' : 'unknown';
+    const { owner, subject, clientId, scopes } = verdict;
+    setCaller(request, { owner, subject, clientId, scopes, operation });
+    nameCaller(request, subject, clientId);
+    return true;
   }
 
   private refused(reason: AuthFailureReason, challenge: string, message?: string): ApiException {

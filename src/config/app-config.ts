@@ -128,18 +128,16 @@ export class AuthConfig {
   @Variable('API_KEY_MAX_LIFETIME_DAYS') @IsOptional() @Integer(1, 3650) maxLifetimeDays: number | null =
     null;
   /** The identity provider whose access tokens are accepted beside keys; null: keys only. */
-  @Variable('OIDC_ISSUER')
-  @IsOptional()
-  @Transform(withoutTrailingSlashes)
-  @Satisfies(issuerProblem)
-  oidcIssuer: string | null = null;
+  /** Compared with `iss` exactly as written, a trailing slash included (Auth0's has one). */
+  @Variable('OIDC_ISSUER') @IsOptional() @Satisfies(issuerProblem) oidcIssuer: string | null = null;
   @Variable('OIDC_AUDIENCE')
   @ValidateIf((auth: AuthConfig) => auth.oidcIssuer !== null || auth.oidcAudience !== null)
   @Satisfies(audienceProblem)
   oidcAudience: string | null = null;
-  /** Stripped from each scope of a token (`api://petstore/pets:read`). */
+  /** Where set, a token's scopes count only with it (`api://petstore/pets:read`), and without it. */
   @Variable('OIDC_SCOPE_PREFIX')
-  @Matching(/^[\x21-\x7e]{0,200}$/, 'must be printable ASCII without spaces')
+  @ValidateIf((auth: AuthConfig) => auth.oidcScopePrefix !== '')
+  @Satisfies(scopePrefixProblem)
   oidcScopePrefix = '';
 }
 
@@ -318,17 +316,27 @@ function httpUrlProblem(value: string): string | undefined {
   return isUrlOf(value, 'http:', 'https:') ? undefined : `must be an absolute http(s) URL ${got(value)}`;
 }
 
-/** https, or http on a loopback address only (tests, development): the keys it serves are trusted. */
-function issuerProblem(value: string): string | undefined {
-  const rule = `must be the issuer's https URL (http only on a loopback address) ${got(value)}`;
-  if (!URL.canParse(value)) return rule;
-  const { protocol, hostname, search, hash, username } = new URL(value);
-  if (search || hash || username) return rule;
-  return protocol === 'https:' || (protocol === 'http:' && isLoopbackHost(hostname)) ? undefined : rule;
+/** https, or http on a loopback address only (tests, development): what it serves is trusted. */
+export function isTrustedUrl(value: string): boolean {
+  if (!URL.canParse(value)) return false;
+  const { protocol, hostname, search, hash, username, password } = new URL(value);
+  if (search || hash || username || password) return false;
+  const loopback = hostname === 'localhost' || hostname === '[::1]' || /^127(\.\d{1,3}){3}$/.test(hostname);
+  return protocol === 'https:' || (protocol === 'http:' && loopback);
 }
 
-export const isLoopbackHost = (hostname: string): boolean =>
-  hostname === 'localhost' || hostname === '[::1]' || /^127(\.\d{1,3}){3}$/.test(hostname);
+function issuerProblem(value: string): string | undefined {
+  return isTrustedUrl(value)
+    ? undefined
+    : `must be the issuer's https URL (http only on a loopback address) ${got(value)}`;
+}
+
+function scopePrefixProblem(value: string, auth: AuthConfig): string | undefined {
+  if (auth.oidcIssuer === null) return 'is set but OIDC_ISSUER is not';
+  return /^[\x21-\x7e]{1,200}$/.test(value)
+    ? undefined
+    : `must be printable ASCII without spaces ${got(value)}`;
+}
 
 function audienceProblem(value: string | null, auth: AuthConfig): string | undefined {
   if (auth.oidcIssuer === null) return 'is set but OIDC_ISSUER is not: set both or neither';

@@ -57,20 +57,21 @@ export function requestLog(root: Logger): RequestHandler {
       const durationMs = Date.now() - started;
       const url = redactUrl(req.originalUrl ?? req.url);
       const span = serverSpanIdsOf(req);
+      const fields = {
+        reqId,
+        trace_id: span?.trace_id,
+        span_id: span?.span_id,
+        method: req.method,
+        route: routeOf(req),
+        url,
+        status: res.statusCode,
+        durationMs,
+        ip,
+        ...(finished ? {} : { aborted: true }),
+      };
+      const caller = (req as { [CALLER_FIELDS]?: object })[CALLER_FIELDS];
       lines[level](
-        {
-          reqId,
-          trace_id: span?.trace_id,
-          span_id: span?.span_id,
-          method: req.method,
-          route: routeOf(req),
-          url,
-          status: res.statusCode,
-          durationMs,
-          ip,
-          ...(req as { [CALLER_FIELDS]?: object })[CALLER_FIELDS],
-          ...(finished ? {} : { aborted: true }),
-        },
+        caller ? { ...fields, ...caller } : fields,
         `${req.method} ${url} ${finished ? res.statusCode : 'aborted'} ${durationMs}ms`,
       );
     });

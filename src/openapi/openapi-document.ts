@@ -66,7 +66,7 @@ export function buildOpenApiDocument(
   declareHttpLayer(document, config);
   declareWebhookDeliveries(document);
   nullableReferences(document);
-  if (tokenUrl !== undefined) declareAccessTokens(document, tokenUrl);
+  if (tokenUrl !== undefined) declareAccessTokens(document, tokenUrl, config.auth.oidcScopePrefix);
   return document;
 }
 
@@ -148,15 +148,16 @@ function requireScope(operation: OperationObject, path: string, method: string):
   if (!SCOPE_FORMAT.test(scope)) throw new Error(`${operation.operationId}: "${scope}" is not a scope`);
 }
 
-/** Each secured operation accepts a key or an access token with its scope (client credentials). */
-function declareAccessTokens(document: OpenAPIObject, tokenUrl: string): void {
+/** Each secured operation accepts a key or an access token with its scope, as the provider names it. */
+function declareAccessTokens(document: OpenAPIObject, tokenUrl: string, prefix: string): void {
   const scopes: Record<string, string> = {};
   for (const { operation } of operationsOf(document)) {
     const [scope] = (operation as { [SCOPES_EXTENSION]?: string[] })[SCOPES_EXTENSION] ?? [];
     if (scope === undefined) continue;
     const [collection, access] = scope.split(':');
-    scopes[scope] = `${access === 'read' ? 'Read' : access === 'write' ? 'Change' : 'Manage'} ${collection}`;
-    operation.security = [{ bearer: [] }, { oauth2: [scope] }];
+    scopes[prefix + scope] =
+      `${access === 'read' ? 'Read' : access === 'write' ? 'Change' : 'Manage'} ${collection}`;
+    operation.security = [{ bearer: [] }, { oauth2: [prefix + scope] }];
   }
   document.components!.securitySchemes!.oauth2 = {
     type: 'oauth2',

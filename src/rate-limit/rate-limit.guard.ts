@@ -24,7 +24,8 @@ export class RateLimitGuard extends ThrottlerGuard {
     const request = context.switchToHttp().getRequest<Request>();
     const response = context.switchToHttp().getResponse<Response>();
     const name = throttler.name ?? RATE_LIMIT_POLICY;
-    const owner = callerOf(request)?.owner;
+    const caller = callerOf(request);
+    const owner = caller?.owner;
     const tracker = owner ? `key:${owner}` : `ip:${request.ip ?? 'unknown'}`;
     const key = `petstore:ratelimit:${name}:${tracker}`;
     const record = await this.storageService.increment(key, ttl, limit, blockDuration, name);
@@ -34,9 +35,10 @@ export class RateLimitGuard extends ThrottlerGuard {
     response.setHeader('RateLimit', `${POLICY};r=${Math.max(0, limit - record.totalHits)};t=${reset}`);
     if (record.isBlocked) {
       this.metrics?.rateLimited('per_key');
+      const per = caller?.subject === undefined ? 'API key' : 'token subject';
       throw new ApiException(
         'rate_limited',
-        `Too many requests: at most ${limit} per ${windowSeconds} seconds per API key. Retry after ${reset} seconds.`,
+        `Too many requests: at most ${limit} per ${windowSeconds} seconds per ${per}. Retry after ${reset} seconds.`,
         undefined,
         { 'Retry-After': String(reset) },
       );

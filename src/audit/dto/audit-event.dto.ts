@@ -1,5 +1,5 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
-import { Length, Matches } from 'class-validator';
+import { Matches } from 'class-validator';
 import { Transform } from 'class-transformer';
 import { DEFAULT_PAGE_SIZE, PageCursorParam, PageLimit } from '../../common/pagination/page-query';
 import { IsDateTime } from '../../common/validation/date-time';
@@ -7,21 +7,14 @@ import { IsId } from '../../common/validation/id.pipe';
 import { MAX_EXACT_INTEGER } from '../../common/validation/int64';
 import { Omittable } from '../../common/validation/presence';
 import { REQUEST_ID_FORMAT } from '../../common/openapi/headers';
-import { cleanTextSchema } from '../../common/validation/text.validators';
+import { cleanTextSchema, IsCleanText } from '../../common/validation/text.validators';
 import { AuditEventEntity } from '../audit-event.entity';
 
 const INT64 = { type: 'integer', format: 'int64', minimum: 1, maximum: MAX_EXACT_INTEGER } as const;
 const TIME = { type: 'string', format: 'date-time', maxLength: 30 } as const;
-/** As `AccessTokens` accepts a `sub` or `client_id`. */
-const SUBJECT = {
-  type: 'string',
-  minLength: 1,
-  maxLength: 255,
-  pattern: '^[^\\u0000-\\u001f\\u007f]+$',
-} as const;
 const RESOURCE = { type: 'string', maxLength: 100, pattern: '^[a-z][a-z0-9-]*$', example: 'pets' } as const;
 
-/** One change made through the API: who (the key), what (operation, resource, id), the outcome, from where. */
+/** One change made through the API: who (the key or token), what (operation, resource, id), the outcome, from where. */
 @ApiSchema({ name: 'AuditEvent' })
 export class AuditEventDto {
   @ApiProperty(INT64)
@@ -39,11 +32,11 @@ export class AuditEventDto {
   keyName?: string;
 
   /** The `sub` of the access token that made it; absent for a key. */
-  @ApiProperty({ ...SUBJECT, required: false })
+  @ApiProperty({ ...cleanTextSchema(1, 255), required: false })
   subject?: string;
 
   /** That token's `client_id` (or `azp`), where it has one. */
-  @ApiProperty({ ...SUBJECT, required: false })
+  @ApiProperty({ ...cleanTextSchema(1, 255), required: false })
   clientId?: string;
 
   /**
@@ -108,10 +101,8 @@ export class ListAuditEventsQueryDto {
   keyId?: number;
 
   /** Only the changes made with access tokens of this subject (`sub`). */
-  @ApiProperty({ ...SUBJECT, required: false })
   @Omittable()
-  @Length(1, 255)
-  @Matches(new RegExp(SUBJECT.pattern), { message: 'subject must not hold control characters' })
+  @IsCleanText(1, 255)
   subject?: string;
 
   /** Only the changes of this collection (`pets`, `api-keys`, ...). */

@@ -11,7 +11,11 @@ export class AddAuditSubjects1796688000000 implements MigrationInterface {
     ]);
     await queryRunner.createIndex(
       'audit_events',
-      new TableIndex({ name: 'idx_audit_events_subject', columnNames: ['subject', 'id'] }),
+      new TableIndex({
+        name: 'idx_audit_events_subject',
+        columnNames: ['subject', 'id'],
+        where: 'subject IS NOT NULL',
+      }),
     );
   }
 

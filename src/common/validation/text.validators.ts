@@ -14,7 +14,16 @@ export const cleanTextSchema = (min: number, max: number) => ({
   pattern: CLEAN_TEXT_PATTERN,
 });
 
-/** Counts code points, as JSON Schema does. */
+/** Well-formed, not blank, no control characters, `min` to `max` code points (as JSON Schema counts). */
+export function isCleanText(value: unknown, min: number, max: number): value is string {
+  if (typeof value !== 'string') return false;
+  if (!value.isWellFormed() || CONTROL_CHARACTER.test(value)) return false;
+  if (value.trim() === '') return false;
+  let length = 0;
+  for (const _ of value) if (++length > max) return false;
+  return length >= min;
+}
+
 export function IsCleanText(min: number, max: number): PropertyDecorator {
   return applyDecorators(
     ApiProperty(cleanTextSchema(min, max)),
@@ -22,14 +31,7 @@ export function IsCleanText(min: number, max: number): PropertyDecorator {
       {
         name: 'isCleanText',
         validator: {
-          validate(value: unknown): boolean {
-            if (typeof value !== 'string') return false;
-            if (!value.isWellFormed() || CONTROL_CHARACTER.test(value)) return false;
-            if (value.trim() === '') return false;
-            let length = 0;
-            for (const _ of value) if (++length > max) return false;
-            return length >= min;
-          },
+          validate: (value: unknown) => isCleanText(value, min, max),
         },
       },
       {
