@@ -1,13 +1,18 @@
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
 import type { App } from 'supertest/types';
 import { createApp } from '../src/app/setup-app';
 import { loadConfig } from '../src/config/app-config';
-import { AUTH, postgresTestEnv, startApp, TEST_KEY } from './support/app';
+import { AUTH, postgresTestEnv, startApp, tempDir, TEST_KEY } from './support/app';
 import { captureLogs } from './support/logs';
+import { committedDocument } from './support/openapi';
 import { TestIssuer } from './support/oidc-issuer';
 import { describeOnPostgres } from './support/postgres';
 
+const ROOT = join(__dirname, '..');
 const PET = { name: 'Rex', categoryId: 7 };
 const INVALID = 'Bearer realm="petstore", error="invalid_token"';
 /** An `API_KEYS` entry shaped like a JWT: still a key. */
@@ -162,10 +167,39 @@ describe('OAuth 2.0 access tokens from an identity provider (e2e)', () => {
     );
     expect(document.paths['/pets'].post.security).toEqual([{ bearer: [] }, { oauth2: ['pets:write'] }]);
     expect(document.paths['/pets'].get.security).toEqual([{ bearer: [] }, { oauth2: ['pets:read'] }]);
+    // Else it is the committed document, which `npm run lint:openapi` checks.
+    delete document.components.securitySchemes.oauth2;
+    for (const item of Object.values(document.paths) as Record<string, { security?: unknown[] }>[])
+      for (const operation of Object.values(item))
+        if (JSON.stringify(operation.security?.[1]).startsWith('{"oauth2"')) delete operation.security;
+    expect(document).toEqual(await committedDocument());
     const page = await request(http).get('/docs').expect(200);
     expect(page.headers['content-security-policy']).toContain(
       `connect-src 'self' ${new URL(issuer.url).origin}`,
     );
+  });
+
+  it("passes lint:openapi's rules (Spectral, OWASP) with the oauth2 scheme, as the committed document does", async () => {
+    const folder = tempDir();
+    try {
+      const document = (await request(http).get('/docs-json').expect(200)).body as object;
+      copyFileSync(join(ROOT, '.spectral.yaml'), join(folder.path, '.spectral.yaml'));
+      symlinkSync(join(ROOT, 'node_modules'), join(folder.path, 'node_modules'));
+      // The ruleset's overrides name openapi.yaml; JSON is YAML.
+      writeFileSync(join(folder.path, 'openapi.yaml'), JSON.stringify(document));
+      const spectral = join(ROOT, 'node_modules', '.bin', 'spectral');
+      const lint = spawnSync(spectral, ['lint', 'openapi.yaml', '--fail-severity', 'hint'], {
+        cwd: folder.path,
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+      expect({ status: lint.status, output: lint.status === 0 ? '' : lint.stdout }).toEqual({
+        status: 0,
+        output: '',
+      });
+    } finally {
+      folder.cleanup();
+    }
   });
 
   it('counts rate limits per subject', async () => {

@@ -161,8 +161,17 @@ function declareAccessTokens(document: OpenAPIObject, tokenUrl: string, prefix: 
   }
   document.components!.securitySchemes!.oauth2 = {
     type: 'oauth2',
-    description: "An access token from the identity provider, with the operation's scope.",
-    flows: { clientCredentials: { tokenUrl, scopes: Object.fromEntries(Object.entries(scopes).sort()) } },
+    description:
+      "An access token (a JWT, RFC 9068) from the identity provider, with the operation's scope; " +
+      "checked as RFC8725 advises: asymmetric algorithms of the issuer's keys only, `iss`, `aud`, `exp`.",
+    flows: {
+      clientCredentials: {
+        tokenUrl,
+        // The same endpoint takes refresh grants; tokens are short-lived.
+        refreshUrl: tokenUrl,
+        scopes: Object.fromEntries(Object.entries(scopes).sort()),
+      },
+    },
   };
 }
 
