@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { AUTH, TEST_KEY, testDatabaseEnv } from './support/app';
+import { TestIssuer } from './support/oidc-issuer';
 import { OtlpReceiver, ReceivedSpan, SPAN_KIND } from './support/otlp';
 import { RunningService, spawnService, stopService } from './support/process';
 
@@ -45,13 +46,17 @@ function descendsFrom(span: ReceivedSpan, ancestor: ReceivedSpan, spans: Receive
 
 describe.each(['http/protobuf', 'http/json'])('tracing with OTLP over %s', (protocol) => {
   let receiver: OtlpReceiver;
+  let issuer: TestIssuer;
   let service: RunningService;
 
   beforeAll(async () => {
     receiver = await OtlpReceiver.start();
+    issuer = await TestIssuer.start();
     service = await spawnService(
       {
         API_KEYS: TEST_KEY,
+        OIDC_ISSUER: issuer.url,
+        OIDC_AUDIENCE: issuer.audience,
         NODE_ENV: 'production',
         LOG_LEVEL: 'info',
         ...testDatabaseEnv(),
@@ -66,6 +71,7 @@ describe.each(['http/protobuf', 'http/json'])('tracing with OTLP over %s', (prot
   afterAll(async () => {
     if (service) await stopService(service);
     await receiver?.close();
+    await issuer?.stop();
   });
 
   it("continues the caller's trace: a server span with route and status, a database span below it, ids in the log line", async () => {
@@ -114,6 +120,25 @@ describe.each(['http/protobuf', 'http/json'])('tracing with OTLP over %s', (prot
       trace_id: traceId,
       span_id: server.spanId,
     });
+  });
+
+  it("names an access token's subject on the server span (enduser.id) and the log line, never the token", async () => {
+    const token = await issuer.token({ sub: 'svc-traced', client_id: 'tracer' });
+    const traceId = hex(16);
+    const response = await fetch(`${service.url}/v1/pets?limit=2`, {
+      headers: { Authorization: `Bearer ${token}`, traceparent: `00-${traceId}-${hex(8)}-01` },
+    });
+    expect(response.status).toBe(200);
+    await receiver.waitFor((spans) =>
+      spans.some((span) => span.traceId === traceId && span.kind === SPAN_KIND.SERVER),
+    );
+    const server = receiver.spans.find((span) => span.traceId === traceId && span.kind === SPAN_KIND.SERVER)!;
+    expect(server.attributes['enduser.id']).toBe('svc-traced');
+    expect(logLineOf(service, '/v1/pets?limit=2')).toMatchObject({
+      subject: 'svc-traced',
+      clientId: 'tracer',
+    });
+    expect(Buffer.concat(receiver.bodies).toString('latin1')).not.toContain(token.split('.')[2]);
   });
 
   it('sends no API key, no query secret and no body in any span', async () => {

@@ -64,8 +64,10 @@ export function startTracingSdk(env: Record<string, string | undefined>): void {
       new HttpInstrumentation({
         disableOutgoingRequestInstrumentation: true,
         requestHook: (span, request) => {
-          if ('headers' in request)
-            Object.assign(request, { [SERVER_SPAN_IDS]: idsOf(span), [SERVER_SPAN]: span });
+          if (!('headers' in request)) return;
+          const traced = request as { [SERVER_SPAN_IDS]?: TraceIds; [SERVER_SPAN]?: Span };
+          traced[SERVER_SPAN_IDS] = idsOf(span);
+          traced[SERVER_SPAN] = span;
         },
       }),
       // Only for `http.route`: a span per Express layer costs more than it tells, beside Nest's spans.
