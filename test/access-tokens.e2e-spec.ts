@@ -169,9 +169,9 @@ describe('OAuth 2.0 access tokens from an identity provider (e2e)', () => {
     expect(document.paths['/pets'].get.security).toEqual([{ bearer: [] }, { oauth2: ['pets:read'] }]);
     // Else it is the committed document, which `npm run lint:openapi` checks.
     delete document.components.securitySchemes.oauth2;
-    for (const item of Object.values(document.paths) as Record<string, { security?: unknown[] }>[])
+    for (const item of Object.values<Record<string, { security?: object[] }>>(document.paths))
       for (const operation of Object.values(item))
-        if (JSON.stringify(operation.security?.[1]).startsWith('{"oauth2"')) delete operation.security;
+        if ('oauth2' in (operation.security?.[1] ?? {})) delete operation.security;
     expect(document).toEqual(await committedDocument());
     const page = await request(http).get('/docs').expect(200);
     expect(page.headers['content-security-policy']).toContain(
