@@ -5,6 +5,7 @@ import { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
 import type { App } from 'supertest/types';
 import { createApp } from '../src/app/setup-app';
+import { reportStart } from '../src/app/startup-report';
 import { loadConfig } from '../src/config/app-config';
 import { AUTH, postgresTestEnv, startApp, tempDir, TEST_KEY } from './support/app';
 import { captureLogs } from './support/logs';
@@ -49,7 +50,11 @@ describe('OAuth 2.0 access tokens from an identity provider (e2e)', () => {
     const token = await issuer.token({ scope: 'openid pets:read' });
     await request(http).get('/v1/pets').set(bearer(token)).expect(200);
     const refused = await request(http).post('/v1/pets').set(bearer(token)).send(PET).expect(403);
-    expect(refused.body).toEqual(expect.objectContaining({ code: 'insufficient_scope', status: 403 }));
+    expect(refused.body).toEqual({
+      code: 'insufficient_scope',
+      message: 'The access token lacks the scope pets:write, which this operation needs.',
+      status: 403,
+    });
     expect(refused.headers['www-authenticate']).toContain('scope="pets:write"');
   });
 
@@ -70,6 +75,20 @@ describe('OAuth 2.0 access tokens from an identity provider (e2e)', () => {
     const line = logs.lines().find((entry) => entry.method === 'POST' && entry.status === 201);
     expect(line).toEqual(expect.objectContaining({ subject: 'svc-inventory', clientId: 'inventory' }));
     expect(logs.text()).not.toContain(token.split('.')[2]);
+  });
+
+  it('says on the log line, not in the answer, why a token was refused; without one, asks for a key or token', async () => {
+    const token = await issuer.token({ aud: 'petstore' });
+    const answer = await request(http).get('/v1/pets?why=aud').set(bearer(token)).expect(401);
+    expect(answer.body.message).toBe('The access token is not valid.');
+    const line = logs.lines().find((entry) => entry.url === '/v1/pets?why=aud');
+    expect(line).toEqual(
+      expect.objectContaining({ status: 401, tokenRefused: 'unexpected "aud" claim value' }),
+    );
+    const missing = await request(http).get('/v1/pets').expect(401);
+    expect(missing.body.message).toBe(
+      'An API key or access token is required: send Authorization: Bearer <key or token>.',
+    );
   });
 
   it('reads scopes from an scp array, an scp string and roles (Entra ID), with azp as the client', async () => {
@@ -151,6 +170,19 @@ describe('OAuth 2.0 access tokens from an identity provider (e2e)', () => {
     );
   });
 
+  it('names the issuer in the start-up line', async () => {
+    await app.listen(0, '127.0.0.1');
+    const env = {
+      NODE_ENV: 'production',
+      API_KEYS: TEST_KEY,
+      OIDC_ISSUER: issuer.url,
+      OIDC_AUDIENCE: issuer.audience,
+    };
+    reportStart(app, loadConfig(env));
+    const started = logs.lines().find((line) => String(line.msg).startsWith('Pet Store API listening'));
+    expect(started).toEqual(expect.objectContaining({ keys: 'environment', accessTokens: issuer.url }));
+  });
+
   it('still takes API keys, one shaped like a JWT too, and refuses a key as a token', async () => {
     await request(http).get('/v1/pets').set(AUTH).expect(200);
     await request(http).get('/v1/pets').set(bearer(DOTTED_KEY)).expect(200);
@@ -168,11 +200,14 @@ describe('OAuth 2.0 access tokens from an identity provider (e2e)', () => {
     expect(document.paths['/pets'].post.security).toEqual([{ bearer: [] }, { oauth2: ['pets:write'] }]);
     expect(document.paths['/pets'].get.security).toEqual([{ bearer: [] }, { oauth2: ['pets:read'] }]);
     // Else it is the committed document, which `npm run lint:openapi` checks.
+    const committed = await committedDocument();
+    expect(document.components.securitySchemes.bearer.description).toMatch(/^An API key, or an access token/);
+    document.components.securitySchemes.bearer = committed.components!.securitySchemes!.bearer;
     delete document.components.securitySchemes.oauth2;
     for (const item of Object.values<Record<string, { security?: object[] }>>(document.paths))
       for (const operation of Object.values(item))
         if ('oauth2' in (operation.security?.[1] ?? {})) delete operation.security;
-    expect(document).toEqual(await committedDocument());
+    expect(document).toEqual(committed);
     const page = await request(http).get('/docs').expect(200);
     expect(page.headers['content-security-policy']).toContain(
       `connect-src 'self' ${new URL(issuer.url).origin}`,

@@ -30,6 +30,7 @@ export function reportStart(app: NestExpressApplication, config: AppConfig): voi
     docs: config.docs.swaggerEnabled ? `${local}/${DOCS_PATH}` : null,
     database: describeDatabase(config.database),
     keys: keys.source,
+    accessTokens: config.auth.oidcIssuer,
     metrics: app.get(MetricsListener).url() ?? null,
     tracing: tracingDescription() ?? null,
   };
@@ -51,6 +52,8 @@ export function reportStart(app: NestExpressApplication, config: AppConfig): voi
   if (facts.metrics) lines.push(`Metrics: ${facts.metrics}`);
   if (facts.tracing) lines.push(`Tracing: ${facts.tracing}`);
   lines.push('', ...keyLines(keys, config, local));
+  if (facts.accessTokens !== null)
+    lines.push(`Also access tokens of ${facts.accessTokens} for audience ${config.auth.oidcAudience}`);
   console.log(lines.join('\n'));
 }
 

@@ -37,8 +37,16 @@ export interface TokenCaller {
   readonly scopes: Scopes;
 }
 
+/** Why a token is refused, for the log line (jose's messages name claims, never their values). */
+export interface TokenRefusal {
+  readonly expired: boolean;
+  readonly reason: string;
+}
+
 /** `unavailable`: the token names a key the issuer could not be asked about. */
-export type TokenVerdict = TokenCaller | 'invalid' | 'expired' | 'unavailable';
+export type TokenVerdict = TokenCaller | TokenRefusal | 'unavailable';
+
+const refused = (reason: string, expired = false): TokenRefusal => ({ expired, reason });
 
 class IssuerUnreachable extends Error {}
 
@@ -110,11 +118,11 @@ export class AccessTokens {
         clockTolerance: LEEWAY_S,
         requiredClaims: ['exp'],
       });
-      if (!ACCESS_TOKEN_TYPES.has(protectedHeader.typ)) return 'invalid';
+      if (!ACCESS_TOKEN_TYPES.has(protectedHeader.typ)) return refused('"typ" is not an access token\'s');
       return this.callerOf(payload);
     } catch (error) {
       if (error instanceof IssuerUnreachable) return 'unavailable';
-      return error instanceof errors.JWTExpired ? 'expired' : 'invalid';
+      return refused((error as Error).message, error instanceof errors.JWTExpired);
     }
   }
 
@@ -159,12 +167,14 @@ export class AccessTokens {
   }
 
   private callerOf(payload: JWTPayload): TokenVerdict {
-    if (typeof payload.iat === 'number' && payload.iat > Date.now() / 1000 + LEEWAY_S) return 'invalid';
-    if (payload.typ === 'ID' || ID_TOKEN_CLAIMS.some((claim) => claim in payload)) return 'invalid';
+    if (typeof payload.iat === 'number' && payload.iat > Date.now() / 1000 + LEEWAY_S)
+      return refused('"iat" is in the future');
+    if (payload.typ === 'ID' || ID_TOKEN_CLAIMS.some((claim) => claim in payload))
+      return refused('an ID token');
     const { sub: subject } = payload;
     const clientId = [payload.client_id, payload.azp].find((value) => value !== undefined);
     if (!isCleanText(subject, 1, 255) || (clientId !== undefined && !isCleanText(clientId, 1, 255)))
-      return 'invalid';
+      return refused('"sub" or "client_id" is not 1 to 255 characters of text');
     // A user's token grants what its client was granted (`scope`, `scp`); an application's own
     // token carries Entra ID's application permissions in `roles`.
     const claim = payload.scope ?? payload.scp ?? payload.roles;

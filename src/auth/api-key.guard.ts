@@ -19,7 +19,7 @@ import {
   INVALID_TOKEN_CHALLENGE,
 } from '../common/errors/bearer-challenge';
 import { collectionScope, EVERY_SCOPE, REQUIRED_SCOPE } from '../common/scopes';
-import { nameCaller } from '../http/request-log';
+import { addToLogLine, nameCaller } from '../http/request-log';
 import { AuthFailureReason, Metrics } from '../observability/metrics';
 import { AccessTokens, looksLikeJwt, UNREACHABLE_REFETCH_MS } from './access-tokens';
 import { ApiKeyStore, digest } from './api-key.store';
@@ -29,6 +29,8 @@ import { FAILED_AUTH_BUDGET, FailedAuthBudget, Refund } from './failed-auth-budg
 import { IS_PUBLIC } from './public.decorator';
 
 const BEARER_SCHEME = /^bearer(\s|$)/i;
+const MISSING_KEY_OR_TOKEN =
+  'An API key or access token is required: send Authorization: Bearer <key or token>.';
 /** `Bearer <token68>`, the scheme name case-insensitive (RFC 7235, RFC 6750). */
 const BEARER = new RegExp(`^Bearer +(${TOKEN68}) *$`, 'i');
 
@@ -101,7 +103,8 @@ export class ApiKeyGuard implements CanActivate {
       }
     }
     if (!refund) await this.reserve(request);
-    if (header === undefined || !BEARER_SCHEME.test(header)) throw this.refused('missing', BEARER_CHALLENGE);
+    if (header === undefined || !BEARER_SCHEME.test(header))
+      throw this.refused('missing', BEARER_CHALLENGE, this.accessTokens ? MISSING_KEY_OR_TOKEN : undefined);
     const what = accessToken ? 'access token' : 'API key';
     if (refusal === 'expired')
       throw this.refused('expired', EXPIRED_TOKEN_CHALLENGE, `The ${what} has expired.`);
@@ -119,7 +122,10 @@ export class ApiKeyGuard implements CanActivate {
         undefined,
         { 'Retry-After': String(UNREACHABLE_REFETCH_MS / 1000) },
       );
-    if (typeof verdict !== 'object') return verdict === 'expired' ? 'expired' : 'unknown';
+    if ('reason' in verdict) {
+      addToLogLine(request, { tokenRefused: verdict.reason });
+      return verdict.expired ? 'expired' : 'unknown';
+    }
     const { owner, subject, clientId, scopes } = verdict;
     setCaller(request, { owner, subject, clientId, scopes, operation });
     nameCaller(request, subject, clientId);
@@ -170,6 +176,8 @@ export class ScopeGuard implements CanActivate {
     const caller = callerOf(context.switchToHttp().getRequest<Request>());
     if (scope === null || (caller && holds(caller.scopes, scope))) return true;
     this.metrics.authFailure('insufficient_scope');
-    throw insufficientScope(scope);
+    throw caller?.subject === undefined
+      ? insufficientScope(scope)
+      : insufficientScope(scope, `The access token lacks the scope ${scope}, which this operation needs.`);
   }
 }

@@ -26,12 +26,16 @@ export function routeOf(req: Request): string | undefined {
   return route.path;
 }
 
-const CALLER_FIELDS = Symbol('callerFields');
+const LATER_FIELDS = Symbol('laterFields');
+
+/** What a later layer learns of the request and the log line should say: never a secret. */
+export function addToLogLine(req: object, fields: Record<string, string>): void {
+  (req as { [LATER_FIELDS]?: object })[LATER_FIELDS] = fields;
+}
 
 /** Who called, where no secret tells it (an access token's subject): on the log line and the server span. */
 export function nameCaller(req: object, subject: string, clientId?: string): void {
-  const fields = clientId === undefined ? { subject } : { subject, clientId };
-  (req as { [CALLER_FIELDS]?: object })[CALLER_FIELDS] = fields;
+  addToLogLine(req, clientId === undefined ? { subject } : { subject, clientId });
   annotateServerSpan(req, { 'enduser.id': subject });
 }
 
@@ -69,9 +73,9 @@ export function requestLog(root: Logger): RequestHandler {
         ip,
         ...(finished ? {} : { aborted: true }),
       };
-      const caller = (req as { [CALLER_FIELDS]?: object })[CALLER_FIELDS];
+      const later = (req as { [LATER_FIELDS]?: object })[LATER_FIELDS];
       lines[level](
-        caller ? { ...fields, ...caller } : fields,
+        later ? { ...fields, ...later } : fields,
         `${req.method} ${url} ${finished ? res.statusCode : 'aborted'} ${durationMs}ms`,
       );
     });

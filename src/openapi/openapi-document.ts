@@ -159,7 +159,12 @@ function declareAccessTokens(document: OpenAPIObject, tokenUrl: string, prefix: 
       `${access === 'read' ? 'Read' : access === 'write' ? 'Change' : 'Manage'} ${collection}`;
     operation.security = [{ bearer: [] }, { oauth2: [prefix + scope] }];
   }
-  document.components!.securitySchemes!.oauth2 = {
+  const schemes = document.components!.securitySchemes!;
+  Object.assign(schemes.bearer, {
+    description:
+      "An API key, or an access token of the identity provider: `Authorization: Bearer <key or token>`; a token counts as a key with the token's scopes (rate limits per subject).",
+  });
+  schemes.oauth2 = {
     type: 'oauth2',
     description:
       "An access token (a JWT, RFC 9068) from the identity provider, with the operation's scope; " +
