@@ -122,7 +122,9 @@ export class AccessTokens {
       return this.callerOf(payload);
     } catch (error) {
       if (error instanceof IssuerUnreachable) return 'unavailable';
-      return refused((error as Error).message, error instanceof errors.JWTExpired);
+      // A `crit` name is the token's own text: bounded, and pino escapes it.
+      const reason = error instanceof errors.JOSEError ? error.message.slice(0, 200) : 'not a JWT';
+      return refused(reason, error instanceof errors.JWTExpired);
     }
   }
 

@@ -134,7 +134,7 @@ export class AuthConfig {
   @ValidateIf((auth: AuthConfig) => auth.oidcIssuer !== null || auth.oidcAudience !== null)
   @Satisfies(audienceProblem)
   oidcAudience: string | null = null;
-  /** Where set, a token's scopes count only with it (`api://petstore/pets:read`), and without it. */
+  /** Where set, only a token's scopes that begin with it count, read without it (`api://petstore/pets:read`). */
   @Variable('OIDC_SCOPE_PREFIX')
   @ValidateIf((auth: AuthConfig) => auth.oidcScopePrefix !== '')
   @Satisfies(scopePrefixProblem)
