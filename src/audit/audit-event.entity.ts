@@ -23,7 +23,6 @@ export class AuditEventEntity {
   @Column({ name: 'key_name', type: 'varchar', length: 100, nullable: true })
   keyName!: string | null;
 
-  /** The access token's `sub` and `client_id` (or `azp`); null for a key. */
   @Column({ type: 'varchar', length: 255, nullable: true })
   subject!: string | null;
 

@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { createLocalJWKSet, errors, JSONWebKeySet, JWTPayload, jwtVerify, JWTVerifyGetKey } from 'jose';
+import type * as Jose from 'jose';
 import { performance } from 'node:perf_hooks';
 import { isCleanText } from '../common/validation/text.validators';
 import { AuthConfig, isTrustedUrl } from '../config/app-config';
@@ -17,7 +17,6 @@ export const UNREACHABLE_REFETCH_MS = 5000;
 const KEYS_MAX_AGE_MS = 10 * 60_000;
 const FETCH_TIMEOUT_MS = 5000;
 const DOCUMENT_MAX_BYTES = 1 << 20;
-/** Three base64url parts: a compact JWS. */
 const COMPACT_JWS = /^[\w-]+\.[\w-]+\.[\w-]*$/;
 /**
  * RFC 9068 asks for `at+jwt`; Keycloak and Entra ID send `JWT`. An ID token is refused by what
@@ -32,7 +31,6 @@ export interface TokenCaller {
   /** The digest of the issuer and subject: rate limits and idempotency records count by it. */
   readonly owner: string;
   readonly subject: string;
-  /** `client_id`, else `azp`: the application the token was issued to. */
   readonly clientId?: string;
   readonly scopes: Scopes;
 }
@@ -57,7 +55,7 @@ class IssuerUnreachable extends Error {}
  */
 export class AccessTokens {
   private readonly logger = new Logger('AccessTokens');
-  private keys!: ReturnType<typeof createLocalJWKSet>;
+  private keys!: ReturnType<typeof Jose.createLocalJWKSet>;
   private keysAt = -Infinity;
   private fetchedAt = -Infinity;
   private unknownKeyFetchAt = -Infinity;
@@ -65,6 +63,8 @@ export class AccessTokens {
   private fetching?: Promise<void>;
 
   private constructor(
+    /** Loaded only where tokens are accepted: tens of ms of every start otherwise. */
+    private readonly jose: typeof Jose,
     private readonly issuer: string,
     private readonly audience: string,
     private readonly scopePrefix: string,
@@ -97,6 +97,7 @@ export class AccessTokens {
       return value;
     };
     const tokens = new AccessTokens(
+      await import('jose'),
       issuer,
       audience,
       prefix,
@@ -111,7 +112,7 @@ export class AccessTokens {
 
   async verify(token: string): Promise<TokenVerdict> {
     try {
-      const { payload, protectedHeader } = await jwtVerify(token, this.keyFor, {
+      const { payload, protectedHeader } = await this.jose.jwtVerify(token, this.keyFor, {
         issuer: this.issuer,
         audience: this.audience,
         algorithms: ALGORITHMS,
@@ -123,19 +124,20 @@ export class AccessTokens {
     } catch (error) {
       if (error instanceof IssuerUnreachable) return 'unavailable';
       // A `crit` name is the token's own text: bounded, and pino escapes it.
+      const { errors } = this.jose;
       const reason = error instanceof errors.JOSEError ? error.message.slice(0, 200) : 'not a JWT';
       return refused(reason, error instanceof errors.JWTExpired);
     }
   }
 
-  private readonly keyFor: JWTVerifyGetKey = async (header, token) => {
+  private readonly keyFor: Jose.JWTVerifyGetKey = async (header, token) => {
     const now = performance.now();
     if (now - this.keysAt > KEYS_MAX_AGE_MS && now - this.fetchedAt >= UNKNOWN_KEY_REFETCH_MS)
       void this.refetch().catch(() => undefined);
     try {
       return await this.keys(header, token);
     } catch (error) {
-      if (!(error instanceof errors.JWKSNoMatchingKey)) throw error;
+      if (!(error instanceof this.jose.errors.JWKSNoMatchingKey)) throw error;
       await this.refetchForUnknownKey();
       return this.keys(header, token);
     }
@@ -163,12 +165,12 @@ export class AccessTokens {
   private async fetchKeys(): Promise<void> {
     this.fetchedAt = performance.now();
     this.lastFetchFailed = true;
-    this.keys = createLocalJWKSet((await fetchJson(this.jwksUri)) as unknown as JSONWebKeySet);
+    this.keys = this.jose.createLocalJWKSet((await fetchJson(this.jwksUri)) as unknown as Jose.JSONWebKeySet);
     this.keysAt = performance.now();
     this.lastFetchFailed = false;
   }
 
-  private callerOf(payload: JWTPayload): TokenVerdict {
+  private callerOf(payload: Jose.JWTPayload): TokenVerdict {
     if (typeof payload.iat === 'number' && payload.iat > Date.now() / 1000 + LEEWAY_S)
       return refused('"iat" is in the future');
     if (payload.typ === 'ID' || ID_TOKEN_CLAIMS.some((claim) => claim in payload))

@@ -16,6 +16,7 @@ import {
   BEARER_CHALLENGE,
   EXPIRED_TOKEN_CHALLENGE,
   insufficientScope,
+  insufficientScopeMessage,
   INVALID_TOKEN_CHALLENGE,
 } from '../common/errors/bearer-challenge';
 import { collectionScope, EVERY_SCOPE, REQUIRED_SCOPE } from '../common/scopes';
@@ -176,8 +177,7 @@ export class ScopeGuard implements CanActivate {
     const caller = callerOf(context.switchToHttp().getRequest<Request>());
     if (scope === null || (caller && holds(caller.scopes, scope))) return true;
     this.metrics.authFailure('insufficient_scope');
-    throw caller?.subject === undefined
-      ? insufficientScope(scope)
-      : insufficientScope(scope, `The access token lacks the scope ${scope}, which this operation needs.`);
+    const holder = caller?.subject === undefined ? 'API key' : 'access token';
+    throw insufficientScope(scope, insufficientScopeMessage(scope, holder));
   }
 }

@@ -28,7 +28,6 @@ export class AuthModule {
           useFactory: (apiKeys: ApiKeysService) => setUpKeys(config, apiKeys),
         },
         { provide: ApiKeyStore, useValue: new ApiKeyStore(config.auth.apiKeys) },
-        // Null without OIDC_ISSUER; with it, discovery is read before the service starts.
         { provide: AccessTokens, useFactory: () => AccessTokens.discover(config.auth) },
         ApiKeyGuard,
         ScopeGuard,

@@ -127,7 +127,6 @@ export class AuthConfig {
   /** The longest a new stored key may live; null: no limit. */
   @Variable('API_KEY_MAX_LIFETIME_DAYS') @IsOptional() @Integer(1, 3650) maxLifetimeDays: number | null =
     null;
-  /** The identity provider whose access tokens are accepted beside keys; null: keys only. */
   /** Compared with `iss` exactly as written, a trailing slash included (Auth0's has one). */
   @Variable('OIDC_ISSUER') @IsOptional() @Satisfies(issuerProblem) oidcIssuer: string | null = null;
   @Variable('OIDC_AUDIENCE')

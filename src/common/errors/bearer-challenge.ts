@@ -8,8 +8,8 @@ export const INVALID_TOKEN_CHALLENGE = `${BEARER_CHALLENGE}, error="invalid_toke
 export const EXPIRED_TOKEN_CHALLENGE = `${INVALID_TOKEN_CHALLENGE}, error_description="The access token expired"`;
 export const insufficientScopeChallenge = (scope: string): string =>
   `${BEARER_CHALLENGE}, error="insufficient_scope", scope="${scope}"`;
-export const insufficientScopeMessage = (scope: string): string =>
-  `The API key lacks the scope ${scope}, which this operation needs.`;
+export const insufficientScopeMessage = (scope: string, holder = 'API key'): string =>
+  `The ${holder} lacks the scope ${scope}, which this operation needs.`;
 
 /** The 403 of a key that lacks `scope`, with the challenge that names it. */
 export const insufficientScope = (scope: string, message = insufficientScopeMessage(scope)): ApiException =>
