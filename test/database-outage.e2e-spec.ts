@@ -102,6 +102,21 @@ describeWithPostgres('PostgreSQL going away under one instance (e2e)', () => {
     expect(await named('Committed')).toHaveLength(1);
   });
 
+  it('a connection the server ends in the packet that opens it is a 503, never an uncaught error', async () => {
+    proxy.endNewConnections(true);
+    try {
+      const ended = await create('Ended at connect', 'ended-at-connect');
+      expect({ status: ended.status, body: ended.body as unknown }).toEqual({
+        status: 503,
+        body: UNAVAILABLE,
+      });
+    } finally {
+      proxy.endNewConnections(false);
+    }
+    expect((await create('Ended at connect', 'ended-at-connect')).status).toBe(201);
+    expect(await named('Ended at connect')).toHaveLength(1);
+  });
+
   it('during an outage: 503 with Retry-After for every operation, readiness 503, liveness 200; then recovers', async () => {
     // A create waiting for the insert lock when the server shuts down: it never commits.
     const holder = new Client({ connectionString: cluster.url });

@@ -79,17 +79,12 @@ export class Connections {
       const driver = dataSource.driver as unknown as PostgresDriver;
       const pool = await driver.createPool(dataSource.options, dataSource.options);
       connections = new Connections(dataSource, failed, new PostgresStatements(pool, failed));
-      const outage = config.outageWaitMs > 0 ? (connections.outage = new OutageWaiting(config)) : undefined;
-      const obtain = driver.obtainMasterConnection.bind(driver);
-      driver.obtainMasterConnection = async () => {
+      if (config.outageWaitMs > 0) {
+        const outage = (connections.outage = new OutageWaiting(config));
         // TypeORM's pool asks for a connection again while the database restarts.
-        const lent = await (outage ? outage.retry(obtain, () => true) : obtain());
-        // pg-pool listens for a lent client's errors only while it is idle: a server that ends the
-        // connection meanwhile (a restart's 57P01) would be an uncaught error; its next query fails.
-        const [client] = lent as [import('node:events').EventEmitter];
-        if (client.listenerCount('error') === 0) client.on('error', () => undefined);
-        return lent;
-      };
+        const obtain = driver.obtainMasterConnection.bind(driver);
+        driver.obtainMasterConnection = () => outage.retry(obtain, () => true);
+      }
       close = () => pool.end();
     } else {
       const driver = dataSource.driver as BetterSqlite3Driver;

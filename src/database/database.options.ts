@@ -38,6 +38,7 @@ export function dataSourceOptions(
       extra: {
         statement_timeout: database.statementTimeoutMs,
         options: `-c search_path=${database.schema}`,
+        Client: heardClient(),
       },
     };
   }
@@ -86,4 +87,21 @@ export async function openDatabase(
     throw error;
   }
   return dataSource;
+}
+
+/**
+ * pg-pool hears a client's errors only while it is idle. A server that ends a lent client's
+ * connection (a restart's 57P01, even in the packet that completes the connect) would be an
+ * uncaught exception; heard from the start, it fails only that client's next query.
+ */
+function heardClient(): typeof import('pg').Client {
+  // Loaded only on PostgreSQL, as TypeORM loads it.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { Client } = require('pg') as typeof import('pg');
+  return class extends Client {
+    constructor(config?: ConstructorParameters<typeof Client>[0]) {
+      super(config);
+      this.on('error', () => undefined);
+    }
+  };
 }

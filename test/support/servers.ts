@@ -123,20 +123,42 @@ export interface CuttingProxy {
    * the connection is cut once the server has had time to commit (an outcome the client cannot know).
    */
   cutAfterNextCommit(): void;
+  /**
+   * While on, each new connection is ended by the server in the packet that completes it: its
+   * ReadyForQuery followed by a fast shutdown's 57P01, as a restart can send them. Existing
+   * connections are cut, so that the next statement needs a new one.
+   */
+  endNewConnections(on: boolean): void;
   close(): Promise<void>;
 }
 
+/** ReadyForQuery (idle), the last message of a connection's start-up. */
+const READY = Buffer.from([0x5a, 0, 0, 0, 5, 0x49]);
+
+/** An ErrorResponse as PostgreSQL's fast shutdown sends it to each connection. */
+function shutdownError(): Buffer {
+  const fields = Buffer.from(
+    'SFATAL\0VFATAL\0C57P01\0Mterminating connection due to administrator command\0\0',
+    'latin1',
+  );
+  const length = Buffer.alloc(4);
+  length.writeInt32BE(fields.length + 4);
+  return Buffer.concat([Buffer.from('E'), length, fields]);
+}
+
 /**
- * A TCP proxy in front of a PostgreSQL server that can lose the answer to a COMMIT: the
- * client sees its connection break, the server has committed.
+ * A TCP proxy in front of a PostgreSQL server that can lose the answer to a COMMIT (the
+ * client sees its connection break, the server has committed) or end connections as they open.
  */
 export async function startCuttingProxy(targetPort: number): Promise<CuttingProxy> {
   let armed = false;
+  let ending = false;
   const sockets = new Set<Socket>();
   const server = createServer((client) => {
     const upstream = connect(targetPort, '127.0.0.1');
     sockets.add(client).add(upstream);
     let cutting = false;
+    let starting = ending;
     const cut = () => {
       client.destroy();
       upstream.destroy();
@@ -151,6 +173,12 @@ export async function startCuttingProxy(targetPort: number): Promise<CuttingProx
       }
     });
     upstream.on('data', (chunk: Buffer) => {
+      if (starting && chunk.includes(READY)) {
+        starting = false;
+        cutting = true;
+        client.write(Buffer.concat([chunk, shutdownError()]));
+        setTimeout(cut, 50);
+      }
       if (!cutting) client.write(chunk);
     });
     for (const socket of [client, upstream]) {
@@ -166,6 +194,10 @@ export async function startCuttingProxy(targetPort: number): Promise<CuttingProx
   return {
     port: (server.address() as { port: number }).port,
     cutAfterNextCommit: () => (armed = true),
+    endNewConnections: (on) => {
+      ending = on;
+      if (on) for (const socket of sockets) socket.destroy();
+    },
     close: async () => {
       for (const socket of sockets) socket.destroy();
       server.close();
