@@ -12,6 +12,8 @@ export class IdPipe implements PipeTransform<string, number> {
   ) {}
 
   transform(raw: string): number {
+    // Up to 15 digits is below 2^53: the common case, without BigInt.
+    if (/^[1-9]\d{0,14}$/.test(raw)) return Number(raw);
     const digits = /^(-?)0*(\d{1,19})$/.exec(raw);
     const id = digits ? BigInt(digits[1] + digits[2]) : undefined;
     if (id === undefined || id < -(2n ** 63n) || id >= 2n ** 63n)
