@@ -5,11 +5,22 @@ import { limitConnections } from './connection-limits';
 
 describe('limitConnections', () => {
   let server: Server;
+  let handling = 0;
+  let mostAtOnce = 0;
 
   beforeEach(async () => {
+    server = createServer();
+    [handling, mostAtOnce] = [0, 0];
     // Each answer takes a while once the request is read, as one from the database does.
-    server = createServer((req, res) => req.resume().on('end', () => setTimeout(() => res.end(req.url), 5)));
-    limitConnections(server, { maxPipelined: 2, idleTimeoutMs: 5000, checkEveryMs: 1000 });
+    limitConnections(server, { maxPipelined: 2, idleTimeoutMs: 5000, checkEveryMs: 1000 }, (req, res) => {
+      mostAtOnce = Math.max(mostAtOnce, ++handling);
+      req.resume().on('end', () =>
+        setTimeout(() => {
+          handling--;
+          res.end(req.url);
+        }, 5),
+      );
+    });
     server.listen(0, '127.0.0.1');
     await once(server, 'listening');
   });
@@ -39,6 +50,15 @@ describe('limitConnections', () => {
     await expect(halfClosing(requests.join(''))).resolves.toEqual(
       paths.map((path) => ['HTTP/1.1 200 OK', path]),
     );
+  });
+
+  it('hands at most maxPipelined requests of a connection on at once, also of one read that brings 200', async () => {
+    const paths = Array.from({ length: 200 }, (_, i) => `/${i}`);
+
+    await expect(
+      halfClosing(paths.map((path) => `GET ${path} HTTP/1.1\r\nHost: a\r\n\r\n`).join('')),
+    ).resolves.toEqual(paths.map((path) => ['HTTP/1.1 200 OK', path]));
+    expect(mostAtOnce).toBe(2);
   });
 
   it('does not wait for the rest of a request the FIN cut short', async () => {

@@ -59,17 +59,14 @@ export class ExpressServerAdapter extends ExpressAdapter {
     // Born with Express's prototypes, so its per-request `setPrototypeOf` keeps V8's hidden classes.
     const IncomingMessage = withPrototype(http.IncomingMessage, app.request);
     const ServerResponse = withPrototype(http.ServerResponse, app.response);
-    const server = http.createServer(
-      {
-        ...(IncomingMessage && ServerResponse && { IncomingMessage, ServerResponse }),
-        headersTimeout: limits.headersTimeoutMs,
-        requestTimeout: limits.requestTimeoutMs,
-        connectionsCheckingInterval: TIMEOUT_CHECK_MS,
-      },
-      app,
-    );
+    const server = http.createServer({
+      ...(IncomingMessage && ServerResponse && { IncomingMessage, ServerResponse }),
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      connectionsCheckingInterval: TIMEOUT_CHECK_MS,
+    });
     if (limits.maxConnections > 0) server.maxConnections = limits.maxConnections;
-    limitConnections(server, { ...limits, checkEveryMs: TIMEOUT_CHECK_MS });
+    limitConnections(server, { ...limits, checkEveryMs: TIMEOUT_CHECK_MS }, app);
     this.httpServer = server;
   }
 
