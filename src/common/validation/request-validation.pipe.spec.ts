@@ -1,6 +1,9 @@
 import { ArgumentMetadata, ValidationPipe } from '@nestjs/common';
+import { Transform } from 'class-transformer';
+import { IsString } from 'class-validator';
 import { ListPetsQueryDto } from '../../pets/dto/list-pets-query.dto';
 import { NewPetDto } from '../../pets/dto/new-pet.dto';
+import { UpdatePetDto } from '../../pets/dto/update-pet.dto';
 import { ApiException, validationFailed } from '../errors/api-exception';
 import type { ErrorDetailDto } from '../errors/error.dto';
 import { MAX_BODY_DEPTH, MAX_REMEMBERED_QUERIES, RequestValidationPipe } from './request-validation.pipe';
@@ -404,6 +407,71 @@ describe('RequestValidationPipe', () => {
           { field: 'status', message: STATUS_RULE },
         ]),
       );
+    });
+  });
+
+  describe('bodies of plain values', () => {
+    let validations: jest.SpyInstance;
+    const full = new ValidationPipe({
+      transform: true,
+      whitelist: true,
+      forbidNonWhitelisted: true,
+      transformOptions: { enableImplicitConversion: false },
+    });
+    const patch: ArgumentMetadata = { type: 'body', metatype: UpdatePetDto, data: undefined };
+
+    beforeEach(() => (validations = jest.spyOn(ValidationPipe.prototype, 'transform')));
+    afterEach(() => validations.mockRestore());
+
+    it.each([
+      [BODY, { name: 'Rex', categoryId: 7 }],
+      [BODY, { name: 'Rex', categoryId: 7, status: 'sold' }],
+      [patch, { name: 'Rex' }],
+      [patch, { status: null }],
+      [patch, {}],
+    ])(
+      'gives a body every rule passes the DTO ValidationPipe would, without it: %#',
+      async (metadata, body) => {
+        const quick = await run({ ...body }, metadata);
+        expect(validations).not.toHaveBeenCalled();
+
+        const judged: unknown = await full.transform({ ...body }, metadata);
+        expect(Object.getPrototypeOf(quick)).toBe(metadata.metatype!.prototype);
+        expect(quick).toEqual(judged);
+      },
+    );
+
+    it.each([
+      [BODY, { name: '', categoryId: 1 }],
+      [BODY, { name: 'a\u0000', categoryId: 1 }],
+      [BODY, { name: ['a'], categoryId: 1 }],
+      [BODY, { name: 'a', categoryId: 1.5 }],
+      [BODY, { name: 'a', categoryId: '1' }],
+      [BODY, { name: 'a', categoryId: 0 }],
+      [BODY, { name: 'a', categoryId: 1, status: null }],
+      [BODY, { name: 'a', categoryId: 1, status: 'lost' }],
+      [BODY, { categoryId: 1 }],
+      [patch, { name: null }],
+      [patch, { categoryId: null }],
+      [patch, { status: 'lost' }],
+    ])(
+      'leaves a body a rule refuses to ValidationPipe, which words the refusal: %#',
+      async (metadata, body) => {
+        const refused = await run({ ...body }, metadata).catch((error: unknown) => error);
+        expect(validations).toHaveBeenCalledTimes(1);
+        expect(refused).toBeInstanceOf(ApiException);
+      },
+    );
+
+    it('leaves a DTO with a class-transformer rule to ValidationPipe', async () => {
+      class Trimmed {
+        @Transform(({ value }: { value: string }) => value.trim())
+        @IsString()
+        name!: string;
+      }
+      const trimmed = await run({ name: ' Rex ' }, { type: 'body', metatype: Trimmed, data: undefined });
+      expect(validations).toHaveBeenCalledTimes(1);
+      expect(trimmed).toEqual({ name: 'Rex' });
     });
   });
 
