@@ -20,6 +20,7 @@ import {
   INVALID_TOKEN_CHALLENGE,
 } from '../common/errors/bearer-challenge';
 import { collectionScope, EVERY_SCOPE, REQUIRED_SCOPE } from '../common/scopes';
+import { serviceUnavailable } from '../database/outage';
 import { addToLogLine, nameCaller } from '../http/request-log';
 import { AuthFailureReason, Metrics } from '../observability/metrics';
 import { AccessTokens, looksLikeJwt, UNREACHABLE_REFETCH_MS } from './access-tokens';
@@ -117,11 +118,9 @@ export class ApiKeyGuard implements CanActivate {
   private async verifyToken(request: Request, token: string, operation: string): Promise<Refusal | true> {
     const verdict = await this.accessTokens!.verify(token);
     if (verdict === 'unavailable')
-      throw new ApiException(
-        'service_unavailable',
+      throw serviceUnavailable(
         'The identity provider cannot be reached to verify the token. Retry later.',
-        undefined,
-        { 'Retry-After': String(UNREACHABLE_REFETCH_MS / 1000) },
+        UNREACHABLE_REFETCH_MS / 1000,
       );
     if ('reason' in verdict) {
       addToLogLine(request, { tokenRefused: verdict.reason });

@@ -59,9 +59,12 @@ export const isBrokenConnection = (error: unknown) =>
     ({ code, message }) => BROKEN_CONNECTION.test(code) || BROKEN_CONNECTION.test(message),
   );
 
-export function serviceUnavailable(message?: string): ApiException {
+export function serviceUnavailable(
+  message?: string,
+  retryAfterSeconds = OUTAGE_RETRY_AFTER_SECONDS,
+): ApiException {
   return new ApiException('service_unavailable', message, undefined, {
-    'Retry-After': String(OUTAGE_RETRY_AFTER_SECONDS),
+    'Retry-After': String(retryAfterSeconds),
   });
 }
 

@@ -30,7 +30,8 @@ const LATER_FIELDS = Symbol('laterFields');
 
 /** What a later layer learns of the request and the log line should say: never a secret. */
 export function addToLogLine(req: object, fields: Record<string, string>): void {
-  (req as { [LATER_FIELDS]?: object })[LATER_FIELDS] = fields;
+  const later = req as { [LATER_FIELDS]?: object };
+  later[LATER_FIELDS] = later[LATER_FIELDS] ? { ...later[LATER_FIELDS], ...fields } : fields;
 }
 
 /** Who called, where no secret tells it (an access token's subject): on the log line and the server span. */
