@@ -1,4 +1,4 @@
-import { connect, headers, JetStreamClient, NatsConnection, RetentionPolicy } from 'nats';
+import type { JetStreamClient, MsgHdrs, NatsConnection } from 'nats';
 import type { EventDto } from '../dto/event.dto';
 
 const DEFAULTS = { stream: 'PETSTORE_EVENTS', subjectPrefix: 'petstore.events', timeoutMs: 5000 };
@@ -12,11 +12,14 @@ export class NatsSink {
     private readonly jetstream: JetStreamClient,
     private readonly subjectPrefix: string,
     private readonly timeoutMs: number,
+    private readonly headers: () => MsgHdrs,
   ) {}
 
   /** Connects (then reconnects forever) and makes the stream if missing; an existing one is left as it is. */
   static async connect(servers: string, options: Partial<typeof DEFAULTS> = {}): Promise<NatsSink> {
     const { stream, subjectPrefix, timeoutMs } = { ...DEFAULTS, ...options };
+    // Loaded on first use: most deployments relay to no NATS, and its 50 files stay out of their heap.
+    const { connect, headers, RetentionPolicy } = await import('nats');
     const connection = await connect({
       servers: servers.split(',').map((server) => server.trim()),
       name: 'petstore',
@@ -45,14 +48,15 @@ export class NatsSink {
         .catch(async (error: unknown) => {
           if (!(await exists())) throw error;
         });
-    return new NatsSink(connection, connection.jetstream({ timeout: timeoutMs }), subjectPrefix, timeoutMs);
+    const jetstream = connection.jetstream({ timeout: timeoutMs });
+    return new NatsSink(connection, jetstream, subjectPrefix, timeoutMs, headers);
   }
 
   async publish(events: readonly EventDto[]): Promise<void> {
     if (this.connection.isClosed()) throw new Error('the NATS connection is closed');
     await Promise.all(
       events.map((event) => {
-        const header = headers();
+        const header = this.headers();
         header.set('Content-Type', 'application/json');
         const options = { msgID: event.id, headers: header, timeout: this.timeoutMs };
         return this.jetstream.publish(`${this.subjectPrefix}.${event.type}`, JSON.stringify(event), options);
