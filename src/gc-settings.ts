@@ -2,7 +2,7 @@ import { availableParallelism } from 'node:os';
 import { setFlagsFromString } from 'node:v8';
 
 /** The old generation's growth past the live heap before V8 collects (its own choice: up to 300 %). */
-export const HEAP_GROWING_PERCENT = 70;
+export const HEAP_GROWING_PERCENT = 40;
 
 export interface GcContext {
   execArgv: readonly string[];
