@@ -85,7 +85,7 @@ export class ResourceStore<E extends Row> {
   async create(row: Omit<E, 'id'>, work: UnitOfWork): Promise<E> {
     const names = Object.keys(row);
     const values = names.map((name) => this.shape.stored(name, (row as Record<string, unknown>)[name]));
-    const created = { id: await work.insert(this.table, this.shape.insertHead(names), values), ...row } as E;
+    const created = { id: await work.insert(this.shape, names, values), ...row } as E;
     work.audit(this.resource, created.id, 201);
     this.publish(work, 'created', created);
     return created;

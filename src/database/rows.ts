@@ -10,6 +10,9 @@ const asNumber = (value: unknown) => (value === null || typeof value === 'number
 /** Types whose values the drivers hand over as they are stored, with nothing to convert. */
 const AS_STORED = new Set<unknown>(['integer', 'int', 'int4', 'varchar', 'text', 'character varying']);
 
+/** Column types a parameter can be cast to by name (`?::bigint`). */
+const PLAIN_TYPES = new Set(['character varying', 'text', 'bigint', 'integer', 'smallint', 'boolean']);
+
 /**
  * An entity's table as plain SQL sees it: a statement's columns and values, and its rows as the
  * entity's properties, converted as TypeORM converts them (transformers, booleans), but without
@@ -63,12 +66,30 @@ export class RowShape<E extends ObjectLiteral = Row> {
     );
   }
 
-  /** `INSERT INTO "t" ("a", "b") VALUES `: the rows' tuples follow. */
-  insertHead(properties: readonly string[]): string {
-    return this.text(
-      `insert ${properties.join()}`,
-      () => `INSERT INTO ${this.name} (${properties.map((name) => this.column(name)).join(', ')}) VALUES `,
-    );
+  /**
+   * An INSERT of `rows` rows of `properties`. `locking` (PostgreSQL): it takes the advisory lock its
+   * first parameter names before any row draws its id (each draws it leaving the join with the
+   * one-row CTE), its values cast, as PostgreSQL cannot type them there; undefined where a
+   * column's type is not a plain one.
+   */
+  insert(properties: readonly string[], rows: number, locking = false): string | undefined {
+    const key = `insert ${properties.join()} ${rows} ${locking}`;
+    if (!this.texts.has(key)) {
+      const columns = properties.map((name) => this.column(name)).join(', ');
+      const types = properties.map((name) => this.driver.normalizeType(this.byProperty.get(name)!));
+      const tuple = `(${types.map((type) => (locking ? `?::${type}` : '?')).join(', ')})`;
+      const values = `VALUES ${Array.from({ length: rows }, () => tuple).join(', ')}`;
+      const into = `INSERT INTO ${this.name} (${columns})`;
+      this.texts.set(
+        key,
+        !locking
+          ? `${into} ${values}`
+          : types.every((type) => PLAIN_TYPES.has(type))
+            ? `WITH "lock" AS MATERIALIZED (SELECT pg_advisory_xact_lock(hashtext(?))) ${into} SELECT "v".* FROM "lock", (${values}) AS "v"`
+            : '',
+      );
+    }
+    return this.texts.get(key) || undefined;
   }
 
   /** Sets `properties` and the version where the row is still at the version it was read at. */

@@ -25,7 +25,10 @@ export class Transaction {
   /** A statement failed: on PostgreSQL the transaction is over for every unit. */
   failed = false;
   private readonly locks = new Set<string>();
-  private readonly inserts = new Map<string, { table: string; head: string; rows: PendingRow[] }>();
+  private readonly inserts = new Map<
+    string,
+    { shape: RowShape<ObjectLiteral>; names: readonly string[]; rows: PendingRow[] }
+  >();
 
   constructor(
     readonly manager: EntityManager,
@@ -35,17 +38,18 @@ export class Transaction {
 
   /**
    * Rows in plain multi-row INSERTs (TypeORM's insert builder was a tenth of a create's CPU); with
-   * `returning`, their ids in the rows' order.
+   * `returning`, their ids in the rows' order; with `lock`, under that lock (`lock`).
    */
   insertRows(
     target: EntityTarget<ObjectLiteral>,
     rows: readonly ObjectLiteral[],
     returning = false,
+    lock?: string,
   ): Promise<number[]> {
     const shape = this.shape(target);
     const names = Object.keys(rows[0]);
     const values = rows.map((row) => names.map((name) => shape.stored(name, row[name])));
-    return this.send(shape.insertHead(names), values, returning);
+    return this.send(shape, names, values, returning, lock);
   }
 
   /** PostgreSQL hands ids out before commit: held from the first insert to commit, a lock makes them visible in order. */
@@ -55,14 +59,18 @@ export class Transaction {
     await this.sql.rows('SELECT pg_advisory_xact_lock(hashtext(?))', [name]);
   }
 
-  /** Inserts a row into `table` (`head`: `INSERT INTO "t" ("a", "b") VALUES `), in id order; its id. */
-  async insert(table: string, head: string, values: readonly unknown[]): Promise<number> {
-    if (!this.sql.postgres) return (await this.send(head, [values]))[0];
-    const key = `${table} ${head}`;
+  /** Inserts a row of `shape`'s table (the `values` of its properties `names`), in id order; its id. */
+  async insert(
+    shape: RowShape<ObjectLiteral>,
+    names: readonly string[],
+    values: readonly unknown[],
+  ): Promise<number> {
+    if (!this.sql.postgres) return (await this.send(shape, names, [values]))[0];
+    const key = `${shape.table} ${names.join()}`;
     let pending = this.inserts.get(key);
     if (!pending) {
       if (this.inserts.size === 0) setImmediate(() => void this.sendInserts());
-      this.inserts.set(key, (pending = { table, head, rows: [] }));
+      this.inserts.set(key, (pending = { shape, names, rows: [] }));
     }
     const { rows } = pending;
     return new Promise((resolve, reject) => rows.push({ values, resolve, reject }));
@@ -77,13 +85,10 @@ export class Transaction {
   private async sendInserts(): Promise<void> {
     const inserts = [...this.inserts.values()];
     this.inserts.clear();
-    for (const { table, head, rows } of inserts) {
+    for (const { shape, names, rows } of inserts) {
       try {
-        await this.lock(table);
-        const ids = await this.send(
-          head,
-          rows.map(({ values }) => values),
-        );
+        const values = rows.map((row) => row.values);
+        const ids = await this.send(shape, names, values, true, shape.table);
         rows.forEach((row, index) => row.resolve(ids[index]));
       } catch (error) {
         for (const row of rows) row.reject(error);
@@ -96,18 +101,30 @@ export class Transaction {
    * whatever order RETURNING lists them in.
    */
   private async send(
-    head: string,
+    shape: RowShape<ObjectLiteral>,
+    names: readonly string[],
     rows: readonly (readonly unknown[])[],
     returning = true,
+    lock?: string,
   ): Promise<number[]> {
+    // PostgreSQL: the first INSERT takes the lock itself where it can (a round trip less).
+    let locking = lock !== undefined && this.sql.postgres && !this.locks.has(lock);
+    if (locking && !shape.insert(names, 1, true)) {
+      await this.lock(lock!);
+      locking = false;
+    }
     const ids: number[] = [];
     for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) {
       const chunk = rows.slice(start, start + ROWS_PER_INSERT);
-      const tuple = `(${chunk[0].map(() => '?').join(', ')})`;
-      const text = `${head}${chunk.map(() => tuple).join(', ')}`;
-      if (!returning) await this.sql.run(text, chunk.flat());
+      const text = shape.insert(names, chunk.length, locking)!;
+      const params = locking ? [lock, ...chunk.flat()] : chunk.flat();
+      if (locking) {
+        this.locks.add(lock!);
+        locking = false;
+      }
+      if (!returning) await this.sql.run(text, params);
       else {
-        const returned = await this.sql.rows<{ id: number | string }>(`${text} RETURNING "id"`, chunk.flat());
+        const returned = await this.sql.rows<{ id: number | string }>(`${text} RETURNING "id"`, params);
         ids.push(...returned.map(({ id }) => Number(id)));
       }
     }

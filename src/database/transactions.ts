@@ -144,8 +144,7 @@ export class Transactions {
     if (audit.length > 0) await transaction.insertRows(this.auditLog!.entity, audit);
     if (changed.size > 0 && this.tell) await this.tell(sql, changed);
     if (events.length > 0) {
-      await transaction.lock(this.outbox!.lockName);
-      await transaction.insertRows(this.outbox!.entity, events);
+      await transaction.insertRows(this.outbox!.entity, events, false, this.outbox!.lockName);
       transaction.committed.push(() => this.outbox!.committed());
     }
   }

@@ -6,6 +6,7 @@ import { AuditedChange, AuditLog } from '../common/audit-context';
 import { ApiException } from '../common/errors/api-exception';
 import { ChangeEvent, EventOutbox } from '../common/event-outbox';
 import { ResourceStores } from './resource-store';
+import { PostgresStatements } from './sql';
 import { Transaction } from './transaction';
 import { Transactions } from './transactions';
 import { UnitOfWork } from './unit-of-work';
@@ -217,6 +218,37 @@ function unitOfWorkSpecs(where: string, env: () => Record<string, string>, postg
         const renamed = made.slice(1).map((thing) => thing.name);
         expect(renamed.sort()).toEqual(['a', 'b']);
         expect(made[0]).toMatchObject({ id: shared.id, name: expect.stringMatching(/^[ab]$/), version: 3 });
+      },
+    );
+
+    (postgres ? it : it.skip)(
+      "takes each table's lock in the INSERT it guards: another instance's rows wait for it, so ids show in order",
+      async () => {
+        const send = jest.spyOn(
+          PostgresStatements.prototype as unknown as { send: (text: string) => Promise<unknown> },
+          'send',
+        );
+        const other = new Transactions(dataSource, auditLog, outbox());
+        let release!: () => void;
+        const held = new Promise<void>((resolve) => (release = resolve));
+        const first = transactions.run(async (work) => {
+          const thing = await create('first', work);
+          await held;
+          return thing;
+        });
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        let secondDone = false;
+        const second = other.run((work) => create('second', work)).finally(() => (secondDone = true));
+        await new Promise((resolve) => setTimeout(resolve, 300));
+
+        expect(secondDone).toBe(false);
+        expect((await things().page({ limit: 10 })).items).toEqual([]);
+        release();
+        const [a, b] = await Promise.all([first, second]);
+        expect(a.id).toBeLessThan(b.id);
+        const texts = send.mock.calls.map(([text]) => text);
+        expect(texts.filter((text) => text.includes('pg_advisory_xact_lock'))).toHaveLength(4);
+        expect(texts.filter((text) => text.startsWith('SELECT pg_advisory_xact_lock'))).toEqual([]);
       },
     );
 

@@ -1,6 +1,7 @@
 import type { EntityManager, EntityTarget, ObjectLiteral } from 'typeorm';
 import type { AuditLog } from '../common/audit-context';
 import type { ChangeEvent, EventOutbox } from '../common/event-outbox';
+import type { RowShape } from './rows';
 import type { Transaction } from './transaction';
 
 /**
@@ -45,9 +46,13 @@ export class UnitOfWork {
     return this.writes(this.transaction.sql.run(text, params));
   }
 
-  /** A row for `table` (`head`: `INSERT INTO "t" ("a", "b") VALUES `), in id order; its id. */
-  insert(table: string, head: string, values: readonly unknown[]): Promise<number> {
-    return this.writes(this.transaction.insert(table, head, values));
+  /** A row of `shape`'s table (the `values` of its properties `names`), in id order; its id. */
+  insert(
+    shape: RowShape<ObjectLiteral>,
+    names: readonly string[],
+    values: readonly unknown[],
+  ): Promise<number> {
+    return this.writes(this.transaction.insert(shape, names, values));
   }
 
   /** Rows inserted now, not at commit (a fan-out's deliveries); with `returning`, their ids in the rows' order. */
