@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { Injectable, Logger, Optional } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { callerOf } from '../auth/caller';
@@ -24,9 +24,7 @@ export function requestDigest(body: unknown): string {
       );
     return value;
   };
-  return createHash('sha256')
-    .update(JSON.stringify(canonical(body ?? null)))
-    .digest('hex');
+  return hash('sha256', JSON.stringify(canonical(body ?? null)), 'hex');
 }
 
 /** Called by handlers after guard and pipes, so only valid requests reserve keys; no interceptor (rxjs). */

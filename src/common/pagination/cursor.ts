@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { invalidField } from '../errors/api-exception';
 
 export interface PageCursor {
@@ -9,7 +9,7 @@ export interface PageCursor {
 const VERSION = 1;
 
 function check(payload: string): string {
-  return createHash('sha256').update(`petstore-cursor:${payload}`).digest('base64url').slice(0, 16);
+  return hash('sha256', `petstore-cursor:${payload}`, 'base64url').slice(0, 16);
 }
 
 /** A checksum, not a signature: a forged "after id N" grants nothing a key cannot read. */
