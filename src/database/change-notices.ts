@@ -42,13 +42,13 @@ export class ChangeNotices implements OnApplicationBootstrap, OnApplicationShutd
       return;
     }
     this.stores.hearsChanges(false);
-    this.transactions.tell = async (sql, changed) => {
-      for (const [table, { ids }] of changed)
-        for (let start = 0; start < ids.length; start += IDS_PER_NOTICE) {
-          const payload = `${this.instance}|${table}|${ids.slice(start, start + IDS_PER_NOTICE).join(',')}`;
-          await sql.rows('SELECT pg_notify(?, ?)', [CHANGES_CHANNEL, payload]);
-        }
-    };
+    this.transactions.tell = (changed) =>
+      [...changed].flatMap(([table, { ids }]) =>
+        Array.from({ length: Math.ceil(ids.length / IDS_PER_NOTICE) }, (_, chunk) => {
+          const some = ids.slice(chunk * IDS_PER_NOTICE, (chunk + 1) * IDS_PER_NOTICE);
+          return [CHANGES_CHANNEL, `${this.instance}|${table}|${some.join(',')}`] as const;
+        }),
+      );
     this.heartbeat = setInterval(() => this.beat(), every).unref();
     // Ready once it hears itself (or after half the bound): from the first request on, it caches.
     const heard = new Promise<void>((resolve) => (this.firstHeard = resolve));

@@ -66,30 +66,34 @@ export class RowShape<E extends ObjectLiteral = Row> {
     );
   }
 
+  /** `INSERT INTO "t" ("a", "b") VALUES (?, ?), ...`: `rows` rows of `properties`. */
+  insertValues(properties: readonly string[], rows: number): string {
+    return this.text(`insert ${properties.join()} ${rows}`, () => {
+      const tuple = `(${properties.map(() => '?').join(', ')})`;
+      return `${this.insertInto(properties)} VALUES ${Array.from({ length: rows }, () => tuple).join(', ')}`;
+    });
+  }
+
+  /** `INSERT INTO "t" ("a", "b")`: the rows follow. */
+  insertInto(properties: readonly string[]): string {
+    return this.text(
+      `into ${properties.join()}`,
+      () => `INSERT INTO ${this.name} (${properties.map((name) => this.column(name)).join(', ')})`,
+    );
+  }
+
   /**
-   * An INSERT of `rows` rows of `properties`. `locking` (PostgreSQL): it takes the advisory lock its
-   * first parameter names before any row draws its id (each draws it leaving the join with the
-   * one-row CTE), its values cast, as PostgreSQL cannot type them there; undefined where a
-   * column's type is not a plain one.
+   * PostgreSQL: `unnest(?::bigint[], ...)`, the rows of `properties` from one array per column, so
+   * that a statement's text does not vary with their number; undefined where a column's type is
+   * not a plain one.
    */
-  insert(properties: readonly string[], rows: number, locking = false): string | undefined {
-    const key = `insert ${properties.join()} ${rows} ${locking}`;
-    if (!this.texts.has(key)) {
-      const columns = properties.map((name) => this.column(name)).join(', ');
+  unnest(properties: readonly string[]): string | undefined {
+    const text = this.text(`unnest ${properties.join()}`, () => {
       const types = properties.map((name) => this.driver.normalizeType(this.byProperty.get(name)!));
-      const tuple = `(${types.map((type) => (locking ? `?::${type}` : '?')).join(', ')})`;
-      const values = `VALUES ${Array.from({ length: rows }, () => tuple).join(', ')}`;
-      const into = `INSERT INTO ${this.name} (${columns})`;
-      this.texts.set(
-        key,
-        !locking
-          ? `${into} ${values}`
-          : types.every((type) => PLAIN_TYPES.has(type))
-            ? `WITH "lock" AS MATERIALIZED (SELECT pg_advisory_xact_lock(hashtext(?))) ${into} SELECT "v".* FROM "lock", (${values}) AS "v"`
-            : '',
-      );
-    }
-    return this.texts.get(key) || undefined;
+      if (!types.every((type) => PLAIN_TYPES.has(type))) return '';
+      return `unnest(${types.map((type) => `?::${type}[]`).join(', ')})`;
+    });
+    return text || undefined;
   }
 
   /** Sets `properties` and the version where the row is still at the version it was read at. */

@@ -5,6 +5,25 @@ import type { Sql } from './sql';
 /** Rows in one INSERT at most: well within SQLite's limit on parameters. */
 const ROWS_PER_INSERT = 100;
 
+/** A table's rows to insert: the values of its properties `names`, row by row. */
+interface Rows {
+  shape: RowShape<ObjectLiteral>;
+  names: readonly string[];
+  values: readonly (readonly unknown[])[];
+  /** Taken before any of them draws its id, held to commit (PostgreSQL). */
+  lock?: string;
+}
+
+/** Rows of an entity to insert; with `lock`, under that lock (`Transaction.lock`). */
+export interface TableRows {
+  target: EntityTarget<ObjectLiteral>;
+  rows: readonly ObjectLiteral[];
+  lock?: string;
+}
+
+/** A PostgreSQL notice (channel, payload): listeners hear it once the transaction commits. */
+export type Notice = readonly [channel: string, payload: string];
+
 interface PendingRow {
   values: readonly unknown[];
   resolve: (id: number) => void;
@@ -46,10 +65,22 @@ export class Transaction {
     returning = false,
     lock?: string,
   ): Promise<number[]> {
-    const shape = this.shape(target);
-    const names = Object.keys(rows[0]);
-    const values = rows.map((row) => names.map((name) => shape.stored(name, row[name])));
-    return this.send(shape, names, values, returning, lock);
+    return this.send([this.rowsOf(target, rows, lock)], [], returning);
+  }
+
+  /** Each table's rows and the notices: on PostgreSQL one statement for all (`send`). */
+  insertAll(
+    tables: ReadonlyArray<{
+      target: EntityTarget<ObjectLiteral>;
+      rows: readonly ObjectLiteral[];
+      lock?: string;
+    }>,
+    notices: readonly Notice[],
+  ): Promise<number[]> {
+    return this.send(
+      tables.map(({ target, rows, lock }) => this.rowsOf(target, rows, lock)),
+      notices,
+    );
   }
 
   /** PostgreSQL hands ids out before commit: held from the first insert to commit, a lock makes them visible in order. */
@@ -65,7 +96,7 @@ export class Transaction {
     names: readonly string[],
     values: readonly unknown[],
   ): Promise<number> {
-    if (!this.sql.postgres) return (await this.send(shape, names, [values]))[0];
+    if (!this.sql.postgres) return (await this.send([{ shape, names, values: [values] }], [], true))[0];
     const key = `${shape.table} ${names.join()}`;
     let pending = this.inserts.get(key);
     if (!pending) {
@@ -88,7 +119,7 @@ export class Transaction {
     for (const { shape, names, rows } of inserts) {
       try {
         const values = rows.map((row) => row.values);
-        const ids = await this.send(shape, names, values, true, shape.table);
+        const ids = await this.send([{ shape, names, values, lock: shape.table }], [], true);
         rows.forEach((row, index) => row.resolve(ids[index]));
       } catch (error) {
         for (const row of rows) row.reject(error);
@@ -96,38 +127,89 @@ export class Transaction {
     }
   }
 
+  private rowsOf(target: EntityTarget<ObjectLiteral>, rows: readonly ObjectLiteral[], lock?: string): Rows {
+    const shape = this.shape(target);
+    const names = Object.keys(rows[0]);
+    return {
+      shape,
+      names,
+      values: rows.map((row) => names.map((name) => shape.stored(name, row[name]))),
+      lock,
+    };
+  }
+
   /**
-   * Rows in INSERTs of `ROWS_PER_INSERT` at most; with `returning`, their ids, in the rows' order
-   * whatever order RETURNING lists them in.
+   * Inserts the tables' rows and sends the notices; with `returning`, the ids of the last table's
+   * rows, in the rows' order whatever order RETURNING lists them in. On PostgreSQL one statement
+   * (`together`); else, and where a column's type is not a plain one, each lock, notice and
+   * `ROWS_PER_INSERT` rows a statement.
    */
-  private async send(
-    shape: RowShape<ObjectLiteral>,
-    names: readonly string[],
-    rows: readonly (readonly unknown[])[],
-    returning = true,
-    lock?: string,
-  ): Promise<number[]> {
-    // PostgreSQL: the first INSERT takes the lock itself where it can (a round trip less).
-    let locking = lock !== undefined && this.sql.postgres && !this.locks.has(lock);
-    if (locking && !shape.insert(names, 1, true)) {
-      await this.lock(lock!);
-      locking = false;
-    }
+  private async send(tables: Rows[], notices: readonly Notice[], returning = false): Promise<number[]> {
     const ids: number[] = [];
-    for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) {
-      const chunk = rows.slice(start, start + ROWS_PER_INSERT);
-      const text = shape.insert(names, chunk.length, locking)!;
-      const params = locking ? [lock, ...chunk.flat()] : chunk.flat();
-      if (locking) {
-        this.locks.add(lock!);
-        locking = false;
-      }
-      if (!returning) await this.sql.run(text, params);
-      else {
-        const returned = await this.sql.rows<{ id: number | string }>(`${text} RETURNING "id"`, params);
-        ids.push(...returned.map(({ id }) => Number(id)));
+    const together = this.sql.postgres ? this.together(tables, notices) : undefined;
+    if (together) {
+      if (!returning) await this.sql.run(together.text, together.params);
+      else ids.push(...(await this.returned(`${together.text} RETURNING "id"`, together.params)));
+      return ids.sort((a, b) => a - b);
+    }
+    for (const [channel, payload] of notices)
+      await this.sql.rows('SELECT pg_notify(?, ?)', [channel, payload]);
+    for (const { shape, names, values, lock } of tables) {
+      if (lock !== undefined) await this.lock(lock);
+      for (let start = 0; start < values.length; start += ROWS_PER_INSERT) {
+        const chunk = values.slice(start, start + ROWS_PER_INSERT);
+        const text = shape.insertValues(names, chunk.length);
+        if (!returning) await this.sql.run(text, chunk.flat());
+        else ids.push(...(await this.returned(`${text} RETURNING "id"`, chunk.flat())));
       }
     }
     return ids.sort((a, b) => a - b);
+  }
+
+  private async returned(text: string, params: readonly unknown[]): Promise<number[]> {
+    return (await this.sql.rows<{ id: number | string }>(text, params)).map(({ id }) => Number(id));
+  }
+
+  /**
+   * PostgreSQL: one statement whose text does not vary with the number of rows (an array per
+   * column). The locks and notices come first, in a one-row CTE that each INSERT joins, so that no
+   * row draws its id before the locks are held; undefined where a column's type is not a plain one.
+   */
+  private together(
+    tables: Rows[],
+    notices: readonly Notice[],
+  ): { text: string; params: unknown[] } | undefined {
+    const first: string[] = [];
+    const params: unknown[] = [];
+    const locks = new Set(
+      tables.flatMap(({ lock }) => (lock === undefined || this.locks.has(lock) ? [] : [lock])),
+    );
+    for (const lock of locks) {
+      first.push('pg_advisory_xact_lock(hashtext(?))');
+      params.push(lock);
+    }
+    if (notices.length > 0) {
+      first.push(
+        '(SELECT count(*) FROM unnest(?::text[], ?::text[]) AS "n" ("channel", "payload") WHERE pg_notify("channel", "payload") IS NOT NULL)',
+      );
+      params.push(
+        notices.map(([channel]) => channel),
+        notices.map(([, payload]) => payload),
+      );
+    }
+    const inserts: string[] = [];
+    for (const { shape, names, values } of tables) {
+      const rows = shape.unnest(names);
+      if (!rows) return undefined;
+      inserts.push(`${shape.insertInto(names)} SELECT "v".* FROM "first", ${rows} AS "v"`);
+      params.push(...names.map((_, column) => values.map((row) => row[column])));
+    }
+    for (const lock of locks) this.locks.add(lock);
+    const main = inserts.pop() ?? 'SELECT count(*) FROM "first"';
+    const ctes = [
+      `"first" AS MATERIALIZED (SELECT ${first.join(', ') || '1'})`,
+      ...inserts.map((insert, index) => `"insert${index}" AS (${insert})`),
+    ];
+    return { text: `WITH ${ctes.join(', ')} ${main}`, params };
   }
 }

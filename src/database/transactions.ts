@@ -6,8 +6,8 @@ import { EVENT_OUTBOX, EventOutbox } from '../common/event-outbox';
 import { Connections } from './connections';
 import { GroupCommit, MAX_GROUP_SIZE, MAX_GROUPS_IN_FLIGHT } from './group-commit';
 import { databaseOutageCause, isDeadlock, serviceUnavailable } from './outage';
-import { PgQueryable, PostgresStatements, Sql } from './sql';
-import { Transaction } from './transaction';
+import { PgQueryable, PostgresStatements } from './sql';
+import { Notice, TableRows, Transaction } from './transaction';
 import { UnitOfWork } from './unit-of-work';
 
 interface Member {
@@ -34,7 +34,7 @@ const endsAttempt = (error: unknown) => databaseOutageCause(error) !== undefined
 @Injectable()
 export class Transactions {
   /** PostgreSQL: tells other instances which rows changed, in the transaction (change-notices.ts). */
-  tell?: (sql: Sql, changed: Transaction['changed']) => Promise<unknown>;
+  tell?: (changed: Transaction['changed']) => Notice[];
   private readonly groups: GroupCommit<Member, unknown>;
 
   constructor(
@@ -138,15 +138,17 @@ export class Transactions {
     }
   }
 
-  /** What the units gathered: audit events, the changed rows' notices, events last (under their lock). */
+  /** What the units gathered: audit and event rows (under the outbox's lock), the changed rows' notices. */
   private async flush(transaction: Transaction): Promise<void> {
-    const { audit, events, changed, sql } = transaction;
-    if (audit.length > 0) await transaction.insertRows(this.auditLog!.entity, audit);
-    if (changed.size > 0 && this.tell) await this.tell(sql, changed);
+    const { audit, events, changed } = transaction;
+    const notices = changed.size > 0 && this.tell ? this.tell(changed) : [];
+    const tables: TableRows[] = [];
+    if (audit.length > 0) tables.push({ target: this.auditLog!.entity, rows: audit });
     if (events.length > 0) {
-      await transaction.insertRows(this.outbox!.entity, events, false, this.outbox!.lockName);
+      tables.push({ target: this.outbox!.entity, rows: events, lock: this.outbox!.lockName });
       transaction.committed.push(() => this.outbox!.committed());
     }
+    if (tables.length > 0 || notices.length > 0) await transaction.insertAll(tables, notices);
   }
 }
 

@@ -99,23 +99,37 @@ function unitOfWorkSpecs(where: string, env: () => Record<string, string>, postg
       (await dataSource.getRepository(Thing).find({ order: { id: 'ASC' } })).map((thing) => thing.name);
     const statuses = (results: PromiseSettledResult<unknown>[]) => results.map((result) => result.status);
 
-    it('commits units that arrive together in one transaction, their audit and events one statement each', async () => {
-      const insertRows = jest.spyOn(Transaction.prototype, 'insertRows');
+    it('commits units that arrive together in one transaction, their audit and event rows in one flush', async () => {
+      const insertAll = jest.spyOn(Transaction.prototype, 'insertAll');
+      const send = jest.spyOn(
+        PostgresStatements.prototype as unknown as { send: (text: string) => Promise<unknown> },
+        'send',
+      );
       const created = await Promise.all(
         ['a', 'b', 'c', 'd'].map((name) => transactions.run((work) => create(name, work), request)),
       );
 
       expect(created.map((thing) => thing.id)).toEqual([1, 2, 3, 4]);
-      expect(insertRows.mock.calls.map(([target, inserted]) => [target, inserted.length])).toEqual([
-        [AuditRow, 4],
-        [EventRow, 4],
+      expect(
+        insertAll.mock.calls.map(([tables]) => tables.map(({ target, rows }) => [target, rows.length])),
+      ).toEqual([
+        [
+          [AuditRow, 4],
+          [EventRow, 4],
+        ],
       ]);
+      // PostgreSQL: the rows' INSERT under its lock, then audit and events under theirs, whatever the number of rows.
+      if (postgres)
+        expect(send.mock.calls.map(([text]) => text.match(/INSERT INTO "(\w+)"/g))).toEqual([
+          ['INSERT INTO "uow_spec_things"'],
+          ['INSERT INTO "uow_spec_audit"', 'INSERT INTO "uow_spec_events"'],
+        ]);
       expect(await dataSource.getRepository(AuditRow).count()).toBe(4);
       expect(committedEvents).toBe(1);
     });
 
     it('fails a unit refused before it wrote alone; the others commit in the same transaction', async () => {
-      const insertRows = jest.spyOn(Transaction.prototype, 'insertRows');
+      const insertAll = jest.spyOn(Transaction.prototype, 'insertAll');
       const results = await Promise.allSettled(
         ['a', 'b', 'c'].map((name) =>
           transactions.run(async (work) => {
@@ -127,7 +141,7 @@ function unitOfWorkSpecs(where: string, env: () => Record<string, string>, postg
 
       expect(statuses(results)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
       expect(await names()).toEqual(['a', 'c']);
-      expect(insertRows).toHaveBeenCalledTimes(2);
+      expect(insertAll).toHaveBeenCalledTimes(1);
     });
 
     it('undoes the transaction of a unit that fails after it wrote; the others run again with ids of their own', async () => {
