@@ -5,6 +5,7 @@ import type { Client, Notification } from 'pg';
 import { DataSource } from 'typeorm';
 import type { DatabaseConfig } from '../config/app-config';
 import { DATABASE_CONFIG, ResourceStores } from './resource-store';
+import type { Notice } from './transaction';
 import { Transactions } from './transactions';
 
 /** PostgreSQL's channel of committed changes: every instance drops what it cached of them. */
@@ -42,13 +43,15 @@ export class ChangeNotices implements OnApplicationBootstrap, OnApplicationShutd
       return;
     }
     this.stores.hearsChanges(false);
-    this.transactions.tell = (changed) =>
-      [...changed].flatMap(([table, { ids }]) =>
-        Array.from({ length: Math.ceil(ids.length / IDS_PER_NOTICE) }, (_, chunk) => {
-          const some = ids.slice(chunk * IDS_PER_NOTICE, (chunk + 1) * IDS_PER_NOTICE);
-          return [CHANGES_CHANNEL, `${this.instance}|${table}|${some.join(',')}`] as const;
-        }),
-      );
+    this.transactions.tell = (changed) => {
+      const notices: Notice[] = [];
+      for (const [table, { ids }] of changed)
+        for (let start = 0; start < ids.length; start += IDS_PER_NOTICE) {
+          const payload = `${this.instance}|${table}|${ids.slice(start, start + IDS_PER_NOTICE).join(',')}`;
+          notices.push([CHANGES_CHANNEL, payload]);
+        }
+      return notices;
+    };
     this.heartbeat = setInterval(() => this.beat(), every).unref();
     // Ready once it hears itself (or after half the bound): from the first request on, it caches.
     const heard = new Promise<void>((resolve) => (this.firstHeard = resolve));

@@ -32,8 +32,8 @@ interface PendingRow {
 
 /**
  * One database transaction, shared by the units of work of a group: what they gather is written
- * in one statement each before it commits. On PostgreSQL, where each statement is a round trip,
- * the rows the units insert meanwhile go in one INSERT per table.
+ * before it commits, an INSERT per table. On PostgreSQL, where each statement is a round trip, the
+ * rows the units insert meanwhile go in one INSERT per table, and what they gather in one statement.
  */
 export class Transaction {
   readonly audit: object[] = [];
@@ -57,26 +57,18 @@ export class Transaction {
 
   /**
    * Rows in plain multi-row INSERTs (TypeORM's insert builder was a tenth of a create's CPU); with
-   * `returning`, their ids in the rows' order; with `lock`, under that lock (`lock`).
+   * `returning`, their ids in the rows' order.
    */
   insertRows(
     target: EntityTarget<ObjectLiteral>,
     rows: readonly ObjectLiteral[],
     returning = false,
-    lock?: string,
   ): Promise<number[]> {
-    return this.send([this.rowsOf(target, rows, lock)], [], returning);
+    return this.send([this.rowsOf(target, rows)], [], returning);
   }
 
   /** Each table's rows and the notices: on PostgreSQL one statement for all (`send`). */
-  insertAll(
-    tables: ReadonlyArray<{
-      target: EntityTarget<ObjectLiteral>;
-      rows: readonly ObjectLiteral[];
-      lock?: string;
-    }>,
-    notices: readonly Notice[],
-  ): Promise<number[]> {
+  insertAll(tables: readonly TableRows[], notices: readonly Notice[]): Promise<number[]> {
     return this.send(
       tables.map(({ target, rows, lock }) => this.rowsOf(target, rows, lock)),
       notices,
