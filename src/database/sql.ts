@@ -82,15 +82,26 @@ const pgTexts = new Map<string, { name: string; text: string }>();
 /** On PostgreSQL: a pool (each of its connections prepares a text at its first use) or one client. */
 export class PostgresStatements extends Sql {
   readonly postgres = true;
+  /** One client's statements, in the order sent, one at a time: node-postgres 9 no longer queues them. */
+  private turn?: Promise<unknown>;
 
   constructor(
     private readonly client: PgQueryable,
     private readonly failed: OnFailure,
+    oneClient = false,
   ) {
     super();
+    if (oneClient) this.turn = Promise.resolve();
   }
 
-  protected async send(text: string, params: readonly unknown[], mode: Mode): Promise<unknown> {
+  protected send(text: string, params: readonly unknown[], mode: Mode): Promise<unknown> {
+    if (this.turn === undefined) return this.query(text, params, mode);
+    const sent = this.turn.then(() => this.query(text, params, mode));
+    this.turn = sent.catch(() => undefined);
+    return sent;
+  }
+
+  private async query(text: string, params: readonly unknown[], mode: Mode): Promise<unknown> {
     try {
       let known = pgTexts.get(text);
       if (!known) {

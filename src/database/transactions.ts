@@ -104,7 +104,7 @@ export class Transactions {
     const runner = sqlite ? sqlite.runner : this.dataSource.createQueryRunner('master');
     const sql = sqlite
       ? sqlite.statements
-      : new PostgresStatements((await runner.connect()) as PgQueryable, connections.failed);
+      : new PostgresStatements((await runner.connect()) as PgQueryable, connections.failed, true);
     const transaction = new Transaction(runner.manager, sql, (target) => connections.shape(target));
     const units = members.map(
       ({ request }) => new UnitOfWork(transaction, request, this.auditLog, this.outbox),
