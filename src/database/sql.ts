@@ -82,7 +82,7 @@ const pgTexts = new Map<string, { name: string; text: string }>();
 /** On PostgreSQL: a pool (each of its connections prepares a text at its first use) or one client. */
 export class PostgresStatements extends Sql {
   readonly postgres = true;
-  /** One client's statements, in the order sent, one at a time: node-postgres 9 no longer queues them. */
+  /** One client's statements, in the order sent, one at a time: node-postgres 9 will stop queueing them. */
   private turn?: Promise<unknown>;
 
   constructor(
