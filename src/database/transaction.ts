@@ -5,6 +5,9 @@ import type { Sql } from './sql';
 /** Rows in one INSERT at most: well within SQLite's limit on parameters. */
 const ROWS_PER_INSERT = 100;
 
+/** PostgreSQL: the lock of a name, held to commit. */
+const ADVISORY_LOCK = 'pg_advisory_xact_lock(hashtext(?))';
+
 /** A table's rows to insert: the values of its properties `names`, row by row. */
 interface Rows {
   shape: RowShape<ObjectLiteral>;
@@ -79,7 +82,7 @@ export class Transaction {
   async lock(name: string): Promise<void> {
     if (!this.sql.postgres || this.locks.has(name)) return;
     this.locks.add(name);
-    await this.sql.rows('SELECT pg_advisory_xact_lock(hashtext(?))', [name]);
+    await this.sql.rows(`SELECT ${ADVISORY_LOCK}`, [name]);
   }
 
   /** Inserts a row of `shape`'s table (the `values` of its properties `names`), in id order; its id. */
@@ -177,7 +180,7 @@ export class Transaction {
       tables.flatMap(({ lock }) => (lock === undefined || this.locks.has(lock) ? [] : [lock])),
     );
     for (const lock of locks) {
-      first.push('pg_advisory_xact_lock(hashtext(?))');
+      first.push(ADVISORY_LOCK);
       params.push(lock);
     }
     if (notices.length > 0) {
