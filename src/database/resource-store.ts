@@ -105,7 +105,7 @@ export class ResourceStore<E extends Row> {
     this.mutableOnly();
     let current = this.cache.get<V>('row', this.cache.rowKey(id));
     for (let fresh = current === undefined, tried = 0; ; fresh = true) {
-      if (fresh) current = (await this.locked(id, work)) ?? undefined;
+      if (fresh) current = (await work.locked(this.shape, id)) ?? undefined;
       if (!current) return null;
       // Another unit of the transaction may change it between the read and the write; never the same version twice.
       if (current.version <= tried)
@@ -126,9 +126,11 @@ export class ResourceStore<E extends Row> {
       // 409 past 2^53 − 1, where JSON's numbers (and the ETag) stop being exact.
       const version = current.version + 1;
       if (!Number.isSafeInteger(version)) throw new ApiException('version_limit_reached');
-      const text = this.shape.compareAndSet(set.map(([name]) => name));
+      const names = set.map(([name]) => name);
       const values = set.map(([name, value]) => this.shape.stored(name, value));
-      if ((await work.change(text, [...values, version, id, current.version])) === 1) {
+      if (
+        (await work.compareAndSet(this.shape, names, values, { id, version, old: current.version })) === 1
+      ) {
         const updated = { ...current, ...Object.fromEntries(set), version } as V;
         this.noteChange(work, id, 200);
         this.publish(work, 'updated', updated, current);
@@ -141,7 +143,7 @@ export class ResourceStore<E extends Row> {
   /** Removes the row if `check` accepts it; false when none, 409 when others refer to it. */
   async delete(id: number, check: (current: E) => void, work: UnitOfWork): Promise<boolean> {
     this.mutableOnly();
-    const row = await this.locked(id, work);
+    const row = await work.locked(this.shape, id);
     if (!row) return false;
     check(row);
     try {
@@ -170,11 +172,6 @@ export class ResourceStore<E extends Row> {
       type: `${events.type}.${kind}`,
       data: { ...events.answered(row), version: (row as Partial<VersionedRow>).version ?? 1, ...previous },
     });
-  }
-
-  /** In `work`'s transaction; on PostgreSQL under the row's lock, held to commit. */
-  private async locked(id: number, work: UnitOfWork): Promise<E | null> {
-    return this.first(await work.arrays(this.shape.byId(this.connections.reads.postgres), [id]));
   }
 
   private first(rows: unknown[][]): E | null {

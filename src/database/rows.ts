@@ -25,6 +25,8 @@ export class RowShape<E extends ObjectLiteral = Row> {
   readonly name: string;
   /** `"col", ...`: every column of the entity, for rows read as arrays (`values`). */
   readonly columnList: string;
+  /** Where the id is in such a row. */
+  readonly idAt: number;
   private readonly columns: ColumnMetadata[];
   private readonly byProperty: Map<string, ColumnMetadata>;
   private readonly convert: Array<((value: unknown) => unknown) | undefined>;
@@ -39,6 +41,7 @@ export class RowShape<E extends ObjectLiteral = Row> {
     this.columns = metadata.columns;
     this.byProperty = new Map(this.columns.map((column) => [column.propertyName, column]));
     this.columnList = this.columns.map((column) => `"${column.databaseName}"`).join(', ');
+    this.idAt = this.columns.findIndex((column) => column.propertyName === 'id');
     this.convert = this.columns.map((column) =>
       !column.transformer && AS_STORED.has(column.type)
         ? undefined
@@ -66,6 +69,15 @@ export class RowShape<E extends ObjectLiteral = Row> {
     );
   }
 
+  /** PostgreSQL: the rows of an array of ids, under their locks, taken in id order. */
+  byIds(): string {
+    return this.text(
+      'byIds',
+      () =>
+        `SELECT ${this.columnList} FROM ${this.name} WHERE "id" = ANY(?::bigint[]) ORDER BY "id" FOR UPDATE`,
+    );
+  }
+
   /** `INSERT INTO "t" ("a", "b") VALUES (?, ?), ...`: `rows` rows of `properties`. */
   insertValues(properties: readonly string[], rows: number): string {
     return this.text(`insert ${properties.join()} ${rows}`, () => {
@@ -87,11 +99,11 @@ export class RowShape<E extends ObjectLiteral = Row> {
    * that a statement's text does not vary with their number; undefined where a column's type is
    * not a plain one.
    */
-  unnest(properties: readonly string[]): string | undefined {
-    const text = this.text(`unnest ${properties.join()}`, () => {
+  unnest(properties: readonly string[], more: readonly string[] = []): string | undefined {
+    const text = this.text(`unnest ${properties.join()} ${more.join()}`, () => {
       const types = properties.map((name) => this.driver.normalizeType(this.byProperty.get(name)!));
       if (!types.every((type) => PLAIN_TYPES.has(type))) return '';
-      return `unnest(${types.map((type) => `?::${type}[]`).join(', ')})`;
+      return `unnest(${[...types, ...more].map((type) => `?::${type}[]`).join(', ')})`;
     });
     return text || undefined;
   }
@@ -101,6 +113,24 @@ export class RowShape<E extends ObjectLiteral = Row> {
     return this.text(`update ${properties.join()}`, () => {
       const assignments = properties.map((name) => `${this.column(name)} = ?`).join(', ');
       return `UPDATE ${this.name} SET ${assignments}, "version" = ? WHERE "id" = ? AND "version" = ?`;
+    });
+  }
+
+  /**
+   * PostgreSQL: `compareAndSet` of many rows, its parameters an array each (`unnest`); answers
+   * the ids of the rows it changed. Undefined where a column's type is not a plain one.
+   */
+  compareAndSetAll(properties: readonly string[]): string | undefined {
+    const rows = this.unnest(properties, ['bigint', 'bigint', 'bigint']);
+    if (rows === undefined) return undefined;
+    return this.text(`updateAll ${properties.join()}`, () => {
+      const aliases = properties.map((_, index) => `"c${index}"`);
+      const assignments = properties.map((name, index) => `${this.column(name)} = "v".${aliases[index]}`);
+      return (
+        `UPDATE ${this.name} AS "t" SET ${assignments.join(', ')}, "version" = "v"."version" ` +
+        `FROM ${rows} AS "v" (${aliases.join(', ')}, "version", "id", "old") ` +
+        `WHERE "t"."id" = "v"."id" AND "t"."version" = "v"."old" RETURNING "t"."id"`
+      );
     });
   }
 

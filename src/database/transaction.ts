@@ -1,4 +1,5 @@
 import type { EntityManager, EntityTarget, ObjectLiteral } from 'typeorm';
+import { Batches } from './batches';
 import type { RowShape } from './rows';
 import type { Sql } from './sql';
 
@@ -27,16 +28,10 @@ export interface TableRows {
 /** A PostgreSQL notice (channel, payload): listeners hear it once the transaction commits. */
 export type Notice = readonly [channel: string, payload: string];
 
-interface PendingRow {
-  values: readonly unknown[];
-  resolve: (id: number) => void;
-  reject: (error: unknown) => void;
-}
-
 /**
  * One database transaction, shared by the units of work of a group: what they gather is written
  * before it commits, an INSERT per table. On PostgreSQL, where each statement is a round trip, the
- * rows the units insert meanwhile go in one INSERT per table, and what they gather in one statement.
+ * rows the units insert or change meanwhile go in one statement per table, and what they gather in one.
  */
 export class Transaction {
   readonly audit: object[] = [];
@@ -47,10 +42,7 @@ export class Transaction {
   /** A statement failed: on PostgreSQL the transaction is over for every unit. */
   failed = false;
   private readonly locks = new Set<string>();
-  private readonly inserts = new Map<
-    string,
-    { shape: RowShape<ObjectLiteral>; names: readonly string[]; rows: PendingRow[] }
-  >();
+  private readonly batches = new Batches();
 
   constructor(
     readonly manager: EntityManager,
@@ -92,34 +84,60 @@ export class Transaction {
     values: readonly unknown[],
   ): Promise<number> {
     if (!this.sql.postgres) return (await this.send([{ shape, names, values: [values] }], [], true))[0];
-    const key = `${shape.table} ${names.join()}`;
-    let pending = this.inserts.get(key);
-    if (!pending) {
-      if (this.inserts.size === 0) setImmediate(() => void this.sendInserts());
-      this.inserts.set(key, (pending = { shape, names, rows: [] }));
+    return this.batches.add(`insert ${shape.table} ${names.join()}`, values, (rows) =>
+      this.send([{ shape, names, values: rows, lock: shape.table }], [], true),
+    );
+  }
+
+  /**
+   * Row `id` of `shape`'s table as the transaction sees it; on PostgreSQL under its lock, held to
+   * commit, and the rows units ask for meanwhile in one SELECT, locked in id order.
+   */
+  async locked<E extends ObjectLiteral>(shape: RowShape<E>, id: number): Promise<E | null> {
+    if (!this.sql.postgres) {
+      const [row] = await this.sql.arrays(shape.byId(false), [id]);
+      return row === undefined ? null : shape.values(row);
     }
-    const { rows } = pending;
-    return new Promise((resolve, reject) => rows.push({ values, resolve, reject }));
+    return this.batches.add(`locked ${shape.table}`, [id], async (rows) => {
+      const ids = rows.map(([rowId]) => rowId as number);
+      const found = new Map<unknown, unknown[]>();
+      for (const row of await this.sql.arrays(shape.byIds(), [ids])) found.set(Number(row[shape.idAt]), row);
+      return ids.map((rowId) => {
+        const row = found.get(rowId);
+        return row === undefined ? null : shape.values(row);
+      });
+    });
+  }
+
+  /**
+   * Sets the `values` of properties `names` and `version` on row `id` where it is still at version
+   * `old`: 1 if it was, else 0. On PostgreSQL a table's changes of the same properties go in one
+   * UPDATE, a row at most once, in id order.
+   */
+  compareAndSet(
+    shape: RowShape<ObjectLiteral>,
+    names: readonly string[],
+    values: readonly unknown[],
+    { id, version, old }: { id: number; version: number; old: number },
+  ): Promise<number> {
+    const params = [...values, version, id, old];
+    const key = `update ${shape.table} ${names.join()}`;
+    const all = this.sql.postgres ? shape.compareAndSetAll(names) : undefined;
+    const idAt = names.length + 1;
+    if (all === undefined || this.batches.holds(key, idAt, id))
+      return this.sql.run(shape.compareAndSet(names), params);
+    return this.batches.add(key, params, async (rows) => {
+      const inOrder = [...rows].sort((a, b) => (a[idAt] as number) - (b[idAt] as number));
+      const columns = inOrder[0].map((_, column) => inOrder.map((row) => row[column]));
+      const changed = new Set((await this.sql.arrays(all, columns)).map(([changedId]) => Number(changedId)));
+      return rows.map((row) => (changed.has(row[idAt] as number) ? 1 : 0));
+    });
   }
 
   /** Owed whether or not it committed: a COMMIT without an answer may have committed. */
   ended(committed: boolean): void {
     for (const { ids, drop } of this.changed.values()) ids.forEach(drop);
     if (committed) for (const done of this.committed) done();
-  }
-
-  private async sendInserts(): Promise<void> {
-    const inserts = [...this.inserts.values()];
-    this.inserts.clear();
-    for (const { shape, names, rows } of inserts) {
-      try {
-        const values = rows.map((row) => row.values);
-        const ids = await this.send([{ shape, names, values, lock: shape.table }], [], true);
-        rows.forEach((row, index) => row.resolve(ids[index]));
-      } catch (error) {
-        for (const row of rows) row.reject(error);
-      }
-    }
   }
 
   private rowsOf(target: EntityTarget<ObjectLiteral>, rows: readonly ObjectLiteral[], lock?: string): Rows {

@@ -198,6 +198,43 @@ function unitOfWorkSpecs(where: string, env: () => Record<string, string>, postg
       expect(await things().get(thing.id)).toEqual({ id: thing.id, name: 'b', version: 2 });
     });
 
+    it('reads and changes the rows of units that arrive together in one statement each; a row twice, in turn', async () => {
+      const [a, b, c] = await Promise.all(
+        ['a', 'b', 'c'].map((name) => transactions.run((work) => create(name, work))),
+      );
+      stores.clearCache();
+      const send = jest.spyOn(
+        PostgresStatements.prototype as unknown as {
+          send: (text: string, params: unknown[]) => Promise<unknown>;
+        },
+        'send',
+      );
+      const rename = (id: number, name: string) =>
+        transactions.run((work) => things().update(id, { name }, () => undefined, work), request);
+
+      const renamed = await Promise.all([
+        rename(c.id, 'C'),
+        rename(a.id, 'A'),
+        rename(b.id, 'B'),
+        rename(a.id, 'A2'),
+      ]);
+
+      expect(renamed.map((thing) => thing?.version).sort()).toEqual([2, 2, 2, 3]);
+      const last = renamed[1]?.version === 3 ? 'A' : 'A2';
+      expect(await names()).toEqual([last, 'B', 'C']);
+      expect(await dataSource.getRepository(AuditRow).count()).toBe(4);
+      if (!postgres) return;
+      const sent = send.mock.calls.map(([text, params]) => ({ text, params }));
+      // All four under their locks in one SELECT; the three rows in one UPDATE, in id order.
+      const reads = sent.filter(({ text }) => text.endsWith('FOR UPDATE'));
+      expect(reads[0].params).toEqual([[c.id, a.id, b.id, a.id]]);
+      const together = sent.filter(({ text }) => text.startsWith('UPDATE') && text.includes('unnest'));
+      expect(together[0].params[2]).toEqual([a.id, b.id, c.id]);
+      // The second change of `a` in its own UPDATE; whichever went second ran again from a fresh read.
+      expect(sent.filter(({ text }) => text.startsWith('UPDATE'))).toHaveLength(3);
+      expect(reads).toHaveLength(2);
+    });
+
     (postgres ? it : it.skip)(
       'runs again a transaction PostgreSQL ended to break a deadlock with another instance: both commit',
       async () => {

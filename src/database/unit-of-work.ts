@@ -41,9 +41,24 @@ export class UnitOfWork {
     return this.transaction.sql.arrays(text, params).catch((error: unknown) => this.failed(error));
   }
 
+  /** Row `id` of `shape`'s table as the transaction sees it; on PostgreSQL under its lock, held to commit. */
+  locked<E extends ObjectLiteral>(shape: RowShape<E>, id: number): Promise<E | null> {
+    return this.transaction.locked(shape, id).catch((error: unknown) => this.failed(error));
+  }
+
   /** A statement that writes; the number of rows it changed. */
   change(text: string, params: readonly unknown[]): Promise<number> {
     return this.writes(this.transaction.sql.run(text, params));
+  }
+
+  /** Sets properties `names` to `values` on a row still at version `old` (`Transaction.compareAndSet`): 1 if it was, else 0. */
+  compareAndSet(
+    shape: RowShape<ObjectLiteral>,
+    names: readonly string[],
+    values: readonly unknown[],
+    row: { id: number; version: number; old: number },
+  ): Promise<number> {
+    return this.writes(this.transaction.compareAndSet(shape, names, values, row));
   }
 
   /** A row of `shape`'s table (the `values` of its properties `names`), in id order; its id. */
