@@ -21,6 +21,9 @@ export abstract class Sql {
     return this.send(text, params, 'run') as Promise<number>;
   }
 
+  /** A transaction's statements: it begins now, before a driver's own queries on its connection. */
+  begin(): void {}
+
   protected abstract send(text: string, params: readonly unknown[], mode: Mode): Promise<unknown>;
 }
 
@@ -70,11 +73,77 @@ function traced(error: unknown): Error {
   return error as Error;
 }
 
+interface PgResult {
+  rows: unknown[];
+  rowCount: number | null;
+}
+
+type PgQueryConfig = { name: string; text: string; values: unknown[]; rowMode?: 'array' };
+
 export interface PgQueryable {
-  query(config: { name: string; text: string; values: unknown[]; rowMode?: 'array' }): Promise<{
-    rows: unknown[];
-    rowCount: number | null;
-  }>;
+  query(config: PgQueryConfig): Promise<PgResult>;
+  /** node-postgres runs an object with `submit` (a `Query`) as it is, answering through its callback. */
+  query(query: { submit: unknown }): unknown;
+}
+
+type Answer = (error: Error | null, results: PgResult | PgResult[]) => void;
+
+let BeginFirst:
+  (new (config: PgQueryConfig, values: undefined, answer: Answer) => { submit: unknown }) | undefined;
+
+/**
+ * node-postgres's query after an unnamed `BEGIN`, the two before one Sync: one round trip for both,
+ * answered with both results. Loaded only on PostgreSQL, as TypeORM loads `pg`.
+ */
+function beginFirst(): NonNullable<typeof BeginFirst> {
+  type Connection = import('node:events').EventEmitter & {
+    parse(statement: { text: string; name: string }): void;
+    bind(portal: { portal: string; statement: string }): void;
+    execute(portal: { portal: string }): void;
+    parsedStatements: Record<string, string>;
+  };
+  type QueryInternals = {
+    name: string;
+    hasBeenParsed(connection: Connection): boolean;
+    prepare(connection: Connection): void;
+    handleError(error: Error, connection: Connection): void;
+    handleReadyForQuery(connection: Connection): void;
+  };
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const Query = (require('pg') as { Query: new (...args: unknown[]) => QueryInternals }).Query;
+  return class extends Query {
+    /** Where the statement is parsed here: ParseCompletes so far, BEGIN's first. */
+    private parses?: { count: number; heard: () => void };
+
+    override prepare(connection: Connection): void {
+      if (!this.hasBeenParsed(connection)) {
+        const parses: { count: number; heard: () => void } = { count: 0, heard: () => parses.count++ };
+        this.parses = parses;
+        connection.on('parseComplete', parses.heard);
+      }
+      connection.parse({ text: 'BEGIN', name: '' });
+      connection.bind({ portal: '', statement: '' });
+      connection.execute({ portal: '' });
+      super.prepare(connection);
+    }
+
+    override handleError(error: Error, connection: Connection): void {
+      // The client took BEGIN's ParseComplete for the statement's: one that failed to parse is not.
+      if (this.parses && this.parses.count < 2) delete connection.parsedStatements[this.name];
+      this.stopHearing(connection);
+      super.handleError(error, connection);
+    }
+
+    override handleReadyForQuery(connection: Connection): void {
+      this.stopHearing(connection);
+      super.handleReadyForQuery(connection);
+    }
+
+    private stopHearing(connection: Connection): void {
+      if (this.parses) connection.off('parseComplete', this.parses.heard);
+      this.parses = undefined;
+    }
+  } as unknown as NonNullable<typeof BeginFirst>;
 }
 
 const pgTexts = new Map<string, { name: string; text: string }>();
@@ -84,14 +153,31 @@ export class PostgresStatements extends Sql {
   readonly postgres = true;
   /** One client's statements, in the order sent, one at a time: node-postgres 9 will stop queueing them. */
   private turn?: Promise<unknown>;
+  /** A transaction's: `BEGIN` goes with its first statement, not in a round trip of its own. */
+  private beginsWithNext: boolean;
 
   constructor(
     private readonly client: PgQueryable,
     private readonly failed: OnFailure,
-    oneClient = false,
+    transaction = false,
   ) {
     super();
-    if (oneClient) this.turn = Promise.resolve();
+    if (transaction) this.turn = Promise.resolve();
+    this.beginsWithNext = transaction;
+  }
+
+  /** Whether the transaction has begun: a statement of it went to the database. */
+  get begun(): boolean {
+    return this.turn !== undefined && !this.beginsWithNext;
+  }
+
+  /** The transaction begins now, ahead of what the client is sent next (a driver's own queries). */
+  override begin(): void {
+    if (!this.beginsWithNext) return;
+    this.beginsWithNext = false;
+    void this.client
+      .query({ name: '', text: 'BEGIN', values: [] })
+      .catch((error: unknown) => this.failed(error, 'BEGIN'));
   }
 
   protected send(text: string, params: readonly unknown[], mode: Mode): Promise<unknown> {
@@ -113,15 +199,29 @@ export class PostgresStatements extends Sql {
         };
         pgTexts.set(text, known);
       }
-      const { rows, rowCount } = await this.client.query({
+      const config: PgQueryConfig = {
         ...known,
         values: [...params],
         ...(mode === 'arrays' ? { rowMode: 'array' as const } : {}),
-      });
+      };
+      const { rows, rowCount } = this.beginsWithNext
+        ? await this.withBegin(config)
+        : await this.client.query(config);
       return mode === 'run' ? (rowCount ?? 0) : rows;
     } catch (error) {
       this.failed(error, text);
       throw traced(error);
     }
+  }
+
+  private withBegin(config: PgQueryConfig): Promise<PgResult> {
+    this.beginsWithNext = false;
+    BeginFirst ??= beginFirst();
+    const Query = BeginFirst;
+    return new Promise((resolve, reject) => {
+      const answer: Answer = (error, results) =>
+        error ? reject(error) : resolve(Array.isArray(results) ? results[results.length - 1] : results);
+      this.client.query(new Query(config, undefined, answer));
+    });
   }
 }

@@ -1,12 +1,12 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, QueryRunner } from 'typeorm';
 import { AUDIT_LOG, AuditLog } from '../common/audit-context';
 import { EVENT_OUTBOX, EventOutbox } from '../common/event-outbox';
 import { Connections } from './connections';
 import { GroupCommit, MAX_GROUP_SIZE, MAX_GROUPS_IN_FLIGHT } from './group-commit';
 import { databaseOutageCause, isDeadlock, serviceUnavailable } from './outage';
-import { PgQueryable, PostgresStatements } from './sql';
+import { PgQueryable, PostgresStatements, Sql } from './sql';
 import { Notice, TableRows, Transaction } from './transaction';
 import { UnitOfWork } from './unit-of-work';
 
@@ -111,25 +111,23 @@ export class Transactions {
     );
     let committed = false;
     try {
-      if (sqlite) {
-        // IMMEDIATE: the write lock from the start, so that a read in it is never a snapshot another process overtook.
-        await sql.run('BEGIN IMMEDIATE', []);
-        Object.assign(runner, { isTransactionActive: true, transactionDepth: 1 });
-      } else await runner.startTransaction();
+      // IMMEDIATE: the write lock from the start, so that a read in it is never a snapshot another process overtook.
+      if (sqlite) await sql.run('BEGIN IMMEDIATE', []);
+      // PostgreSQL's BEGIN goes with the first statement; TypeORM's queries in it must not begin another.
+      Object.assign(runner, { isTransactionActive: true, transactionDepth: 1 });
       const attempt = sqlite ? await inTurn(members, units) : await together(members, units, transaction);
       if (attempt.undone || attempt.alone) {
-        await (sqlite ? sql.run('ROLLBACK', []) : runner.rollbackTransaction());
+        await end(sql, runner, 'ROLLBACK');
         return attempt;
       }
       await this.flush(transaction);
       reachedCommit();
-      await (sqlite ? sql.run('COMMIT', []) : runner.commitTransaction());
+      await end(sql, runner, 'COMMIT');
       committed = true;
       return attempt;
     } catch (error) {
       // SQLite: also after a failed COMMIT, so that the connection never stays inside a transaction.
-      if (sqlite) await sql.run('ROLLBACK', []).catch(() => undefined);
-      else if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
+      await end(sql, runner, 'ROLLBACK').catch(() => undefined);
       throw error;
     } finally {
       transaction.ended(committed);
@@ -150,6 +148,13 @@ export class Transactions {
     }
     if (tables.length > 0 || notices.length > 0) await transaction.insertAll(tables, notices);
   }
+}
+
+/** Where it began: PostgreSQL's begins with its first statement, and one that sent none has none. */
+function end(sql: Sql, runner: QueryRunner, how: 'COMMIT' | 'ROLLBACK'): Promise<unknown> {
+  if (!(sql instanceof PostgresStatements)) return sql.run(how, []);
+  if (!sql.begun) return Promise.resolve();
+  return how === 'COMMIT' ? runner.commitTransaction() : runner.rollbackTransaction();
 }
 
 /**

@@ -1,3 +1,4 @@
+import { Client } from 'pg';
 import { Column, DataSource, Entity, ForeignKey, PrimaryGeneratedColumn } from 'typeorm';
 import { dropTestSchemas, postgresTestEnv } from '../../test/support/app';
 import { openEntitiesDatabase, withTempDir } from '../../test/support/entities-database';
@@ -105,6 +106,7 @@ function unitOfWorkSpecs(where: string, env: () => Record<string, string>, postg
         PostgresStatements.prototype as unknown as { send: (text: string) => Promise<unknown> },
         'send',
       );
+      const clientQuery = jest.spyOn(Client.prototype, 'query');
       const created = await Promise.all(
         ['a', 'b', 'c', 'd'].map((name) => transactions.run((work) => create(name, work), request)),
       );
@@ -118,12 +120,16 @@ function unitOfWorkSpecs(where: string, env: () => Record<string, string>, postg
           [EventRow, 4],
         ],
       ]);
-      // PostgreSQL: the rows' INSERT under its lock, then audit and events under theirs, whatever the number of rows.
+      // PostgreSQL: the rows' INSERT under its lock (BEGIN goes with it), then audit and events under theirs,
+      // whatever the number of rows.
       if (postgres)
         expect(send.mock.calls.map(([text]) => text.match(/INSERT INTO "(\w+)"/g))).toEqual([
           ['INSERT INTO "uow_spec_things"'],
           ['INSERT INTO "uow_spec_audit"', 'INSERT INTO "uow_spec_events"'],
         ]);
+      // BEGIN went with the first statement, not in a round trip of its own.
+      const sent = clientQuery.mock.calls.map(([query]) => (typeof query === 'string' ? query : query.text));
+      if (postgres) expect(sent.filter((text) => /^(BEGIN|START)/.test(text ?? ''))).toEqual([]);
       expect(await dataSource.getRepository(AuditRow).count()).toBe(4);
       expect(committedEvents).toBe(1);
     });
@@ -234,6 +240,16 @@ function unitOfWorkSpecs(where: string, env: () => Record<string, string>, postg
       expect(sent.filter(({ text }) => text.startsWith('UPDATE'))).toHaveLength(3);
       expect(reads).toHaveLength(2);
     });
+
+    (postgres ? it : it.skip)(
+      'prepares again a first statement whose parse failed: BEGIN went with it and did not count as its parse',
+      async () => {
+        const read = (work: UnitOfWork) => work.read('SELECT count(*) AS "n" FROM "uow_spec_later"', []);
+        await expect(transactions.run(read)).rejects.toThrow(/does not exist/);
+        await dataSource.query('CREATE TABLE "uow_spec_later" ("id" integer)');
+        await expect(transactions.run(read)).resolves.toEqual([{ n: 0 }]);
+      },
+    );
 
     (postgres ? it : it.skip)(
       'runs again a transaction PostgreSQL ended to break a deadlock with another instance: both commit',

@@ -26,6 +26,7 @@ export class UnitOfWork {
   /** The transaction's own manager, for what the stores do not do; using it counts as writing. */
   get manager(): EntityManager {
     this.wrote = true;
+    this.transaction.sql.begin();
     return this.transaction.manager;
   }
 
