@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Database, Statement } from 'better-sqlite3';
+import { Frame, framedQuery, PgQueryConfig, PgResult } from './framed-query';
 
 type Mode = 'rows' | 'arrays' | 'run';
 
@@ -23,6 +24,13 @@ export abstract class Sql {
 
   /** A transaction's statements: it begins now, before a driver's own queries on its connection. */
   begin(): void {}
+
+  /** A transaction's last statement, and its COMMIT; the number of rows the statement changed. */
+  async runAndCommit(text: string, params: readonly unknown[]): Promise<number> {
+    const changed = await this.run(text, params);
+    await this.run('COMMIT', []);
+    return changed;
+  }
 
   protected abstract send(text: string, params: readonly unknown[], mode: Mode): Promise<unknown>;
 }
@@ -73,77 +81,10 @@ function traced(error: unknown): Error {
   return error as Error;
 }
 
-interface PgResult {
-  rows: unknown[];
-  rowCount: number | null;
-}
-
-type PgQueryConfig = { name: string; text: string; values: unknown[]; rowMode?: 'array' };
-
 export interface PgQueryable {
   query(config: PgQueryConfig): Promise<PgResult>;
   /** node-postgres runs an object with `submit` (a `Query`) as it is, answering through its callback. */
   query(query: { submit: unknown }): unknown;
-}
-
-type Answer = (error: Error | null, results: PgResult | PgResult[]) => void;
-
-let BeginFirst:
-  (new (config: PgQueryConfig, values: undefined, answer: Answer) => { submit: unknown }) | undefined;
-
-/**
- * node-postgres's query after an unnamed `BEGIN`, the two before one Sync: one round trip for both,
- * answered with both results. Loaded only on PostgreSQL, as TypeORM loads `pg`.
- */
-function beginFirst(): NonNullable<typeof BeginFirst> {
-  type Connection = import('node:events').EventEmitter & {
-    parse(statement: { text: string; name: string }): void;
-    bind(portal: { portal: string; statement: string }): void;
-    execute(portal: { portal: string }): void;
-    parsedStatements: Record<string, string>;
-  };
-  type QueryInternals = {
-    name: string;
-    hasBeenParsed(connection: Connection): boolean;
-    prepare(connection: Connection): void;
-    handleError(error: Error, connection: Connection): void;
-    handleReadyForQuery(connection: Connection): void;
-  };
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const Query = (require('pg') as { Query: new (...args: unknown[]) => QueryInternals }).Query;
-  return class extends Query {
-    /** Where the statement is parsed here: ParseCompletes so far, BEGIN's first. */
-    private parses?: { count: number; heard: () => void };
-
-    override prepare(connection: Connection): void {
-      if (!this.hasBeenParsed(connection)) {
-        const parses: { count: number; heard: () => void } = { count: 0, heard: () => parses.count++ };
-        this.parses = parses;
-        connection.on('parseComplete', parses.heard);
-      }
-      connection.parse({ text: 'BEGIN', name: '' });
-      connection.bind({ portal: '', statement: '' });
-      connection.execute({ portal: '' });
-      super.prepare(connection);
-    }
-
-    override handleError(error: Error, connection: Connection): void {
-      // The client took BEGIN's ParseComplete for the statement's: one that failed to parse is not.
-      if (this.parses && this.parses.count < 2) delete connection.parsedStatements[this.name];
-      this.stopHearing(connection);
-      super.handleError(error, connection);
-    }
-
-    override handleReadyForQuery(connection: Connection): void {
-      this.stopHearing(connection);
-      super.handleReadyForQuery(connection);
-    }
-
-    private stopHearing(connection: Connection): void {
-      if (this.parses) connection.off('parseComplete', this.parses.heard);
-      this.parses = undefined;
-    }
-  } as unknown as NonNullable<typeof BeginFirst>;
 }
 
 const pgTexts = new Map<string, { name: string; text: string }>();
@@ -180,14 +121,24 @@ export class PostgresStatements extends Sql {
       .catch((error: unknown) => this.failed(error, 'BEGIN'));
   }
 
-  protected send(text: string, params: readonly unknown[], mode: Mode): Promise<unknown> {
-    if (this.turn === undefined) return this.query(text, params, mode);
-    const sent = this.turn.then(() => this.query(text, params, mode));
+  /** One round trip for both. */
+  override runAndCommit(text: string, params: readonly unknown[]): Promise<number> {
+    return this.send(text, params, 'run', true) as Promise<number>;
+  }
+
+  protected send(text: string, params: readonly unknown[], mode: Mode, commit = false): Promise<unknown> {
+    if (this.turn === undefined) return this.query(text, params, mode, commit);
+    const sent = this.turn.then(() => this.query(text, params, mode, commit));
     this.turn = sent.catch(() => undefined);
     return sent;
   }
 
-  private async query(text: string, params: readonly unknown[], mode: Mode): Promise<unknown> {
+  private async query(
+    text: string,
+    params: readonly unknown[],
+    mode: Mode,
+    commit: boolean,
+  ): Promise<unknown> {
     try {
       let known = pgTexts.get(text);
       if (!known) {
@@ -204,24 +155,16 @@ export class PostgresStatements extends Sql {
         values: [...params],
         ...(mode === 'arrays' ? { rowMode: 'array' as const } : {}),
       };
-      const { rows, rowCount } = this.beginsWithNext
-        ? await this.withBegin(config)
-        : await this.client.query(config);
+      const frame: Frame = { begin: this.beginsWithNext, commit };
+      this.beginsWithNext = false;
+      const { rows, rowCount } =
+        frame.begin || frame.commit
+          ? await framedQuery(this.client, config, frame)
+          : await this.client.query(config);
       return mode === 'run' ? (rowCount ?? 0) : rows;
     } catch (error) {
       this.failed(error, text);
       throw traced(error);
     }
-  }
-
-  private withBegin(config: PgQueryConfig): Promise<PgResult> {
-    this.beginsWithNext = false;
-    BeginFirst ??= beginFirst();
-    const Query = BeginFirst;
-    return new Promise((resolve, reject) => {
-      const answer: Answer = (error, results) =>
-        error ? reject(error) : resolve(Array.isArray(results) ? results[results.length - 1] : results);
-      this.client.query(new Query(config, undefined, answer));
-    });
   }
 }

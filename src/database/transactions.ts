@@ -120,9 +120,10 @@ export class Transactions {
         await end(sql, runner, 'ROLLBACK');
         return attempt;
       }
-      await this.flush(transaction);
-      reachedCommit();
-      await end(sql, runner, 'COMMIT');
+      if (!(await this.flush(transaction, reachedCommit))) {
+        reachedCommit();
+        await end(sql, runner, 'COMMIT');
+      }
       committed = true;
       return attempt;
     } catch (error) {
@@ -136,8 +137,11 @@ export class Transactions {
     }
   }
 
-  /** What the units gathered: audit and event rows (under the outbox's lock), the changed rows' notices. */
-  private async flush(transaction: Transaction): Promise<void> {
+  /**
+   * What the units gathered: audit and event rows (under the outbox's lock), the changed rows'
+   * notices; true if they went with the COMMIT (PostgreSQL), `committing` before it.
+   */
+  private async flush(transaction: Transaction, committing: () => void): Promise<boolean> {
     const { audit, events, changed } = transaction;
     const notices = changed.size > 0 && this.tell ? this.tell(changed) : [];
     const tables: TableRows[] = [];
@@ -146,7 +150,7 @@ export class Transactions {
       tables.push({ target: this.outbox!.entity, rows: events, lock: this.outbox!.lockName });
       transaction.committed.push(() => this.outbox!.committed());
     }
-    if (tables.length > 0 || notices.length > 0) await transaction.insertAll(tables, notices);
+    return (tables.length > 0 || notices.length > 0) && transaction.insertAll(tables, notices, committing);
   }
 }
 
