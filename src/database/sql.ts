@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Database, Statement } from 'better-sqlite3';
-import { Frame, framedQuery, PgQueryConfig, PgResult } from './framed-query';
+import { afterBegin, PgQueryConfig, PgResult } from './after-begin';
 
 type Mode = 'rows' | 'arrays' | 'run';
 
@@ -24,13 +24,6 @@ export abstract class Sql {
 
   /** A transaction's statements: it begins now, before a driver's own queries on its connection. */
   begin(): void {}
-
-  /** A transaction's last statement, and its COMMIT; the number of rows the statement changed. */
-  async runAndCommit(text: string, params: readonly unknown[]): Promise<number> {
-    const changed = await this.run(text, params);
-    await this.run('COMMIT', []);
-    return changed;
-  }
 
   protected abstract send(text: string, params: readonly unknown[], mode: Mode): Promise<unknown>;
 }
@@ -121,24 +114,14 @@ export class PostgresStatements extends Sql {
       .catch((error: unknown) => this.failed(error, 'BEGIN'));
   }
 
-  /** One round trip for both. */
-  override runAndCommit(text: string, params: readonly unknown[]): Promise<number> {
-    return this.send(text, params, 'run', true) as Promise<number>;
-  }
-
-  protected send(text: string, params: readonly unknown[], mode: Mode, commit = false): Promise<unknown> {
-    if (this.turn === undefined) return this.query(text, params, mode, commit);
-    const sent = this.turn.then(() => this.query(text, params, mode, commit));
+  protected send(text: string, params: readonly unknown[], mode: Mode): Promise<unknown> {
+    if (this.turn === undefined) return this.query(text, params, mode);
+    const sent = this.turn.then(() => this.query(text, params, mode));
     this.turn = sent.catch(() => undefined);
     return sent;
   }
 
-  private async query(
-    text: string,
-    params: readonly unknown[],
-    mode: Mode,
-    commit: boolean,
-  ): Promise<unknown> {
+  private async query(text: string, params: readonly unknown[], mode: Mode): Promise<unknown> {
     try {
       let known = pgTexts.get(text);
       if (!known) {
@@ -155,12 +138,11 @@ export class PostgresStatements extends Sql {
         values: [...params],
         ...(mode === 'arrays' ? { rowMode: 'array' as const } : {}),
       };
-      const frame: Frame = { begin: this.beginsWithNext, commit };
+      const begin = this.beginsWithNext;
       this.beginsWithNext = false;
-      const { rows, rowCount } =
-        frame.begin || frame.commit
-          ? await framedQuery(this.client, config, frame)
-          : await this.client.query(config);
+      const { rows, rowCount } = begin
+        ? await afterBegin(this.client, config)
+        : await this.client.query(config);
       return mode === 'run' ? (rowCount ?? 0) : rows;
     } catch (error) {
       this.failed(error, text);

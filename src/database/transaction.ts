@@ -62,24 +62,12 @@ export class Transaction {
     return this.send([this.rowsOf(target, rows)], [], returning);
   }
 
-  /**
-   * Each table's rows and the notices: on PostgreSQL one statement for all (`send`), which also
-   * commits, `committing` before it; true if it did.
-   */
-  async insertAll(
-    tables: readonly TableRows[],
-    notices: readonly Notice[],
-    committing: () => void,
-  ): Promise<boolean> {
-    const rows = tables.map(({ target, rows, lock }) => this.rowsOf(target, rows, lock));
-    const together = this.sql.postgres ? this.together(rows, notices) : undefined;
-    if (!together) {
-      await this.send(rows, notices);
-      return false;
-    }
-    committing();
-    await this.sql.runAndCommit(together.text, together.params);
-    return true;
+  /** Each table's rows and the notices: on PostgreSQL one statement for all (`send`). */
+  insertAll(tables: readonly TableRows[], notices: readonly Notice[]): Promise<number[]> {
+    return this.send(
+      tables.map(({ target, rows, lock }) => this.rowsOf(target, rows, lock)),
+      notices,
+    );
   }
 
   /** PostgreSQL hands ids out before commit: held from the first insert to commit, a lock makes them visible in order. */

@@ -120,10 +120,9 @@ export class Transactions {
         await end(sql, runner, 'ROLLBACK');
         return attempt;
       }
-      if (!(await this.flush(transaction, reachedCommit))) {
-        reachedCommit();
-        await end(sql, runner, 'COMMIT');
-      }
+      await this.flush(transaction);
+      reachedCommit();
+      await end(sql, runner, 'COMMIT');
       committed = true;
       return attempt;
     } catch (error) {
@@ -137,11 +136,8 @@ export class Transactions {
     }
   }
 
-  /**
-   * What the units gathered: audit and event rows (under the outbox's lock), the changed rows'
-   * notices; true if they went with the COMMIT (PostgreSQL), `committing` before it.
-   */
-  private async flush(transaction: Transaction, committing: () => void): Promise<boolean> {
+  /** What the units gathered: audit and event rows (under the outbox's lock), the changed rows' notices. */
+  private async flush(transaction: Transaction): Promise<void> {
     const { audit, events, changed } = transaction;
     const notices = changed.size > 0 && this.tell ? this.tell(changed) : [];
     const tables: TableRows[] = [];
@@ -150,7 +146,7 @@ export class Transactions {
       tables.push({ target: this.outbox!.entity, rows: events, lock: this.outbox!.lockName });
       transaction.committed.push(() => this.outbox!.committed());
     }
-    return (tables.length > 0 || notices.length > 0) && transaction.insertAll(tables, notices, committing);
+    if (tables.length > 0 || notices.length > 0) await transaction.insertAll(tables, notices);
   }
 }
 

@@ -134,8 +134,6 @@ export interface CuttingProxy {
 
 /** ReadyForQuery (idle), the last message of a connection's start-up. */
 const READY = Buffer.from([0x5a, 0, 0, 0, 5, 0x49]);
-/** In a Parse message: the unnamed statement's empty name, then its text. */
-const UNNAMED_COMMIT = Buffer.from('\0COMMIT\0');
 
 /** An ErrorResponse as PostgreSQL's fast shutdown sends it to each connection. */
 function shutdownError(): Buffer {
@@ -167,11 +165,8 @@ export async function startCuttingProxy(targetPort: number): Promise<CuttingProx
     };
     client.on('data', (chunk: Buffer) => {
       upstream.write(chunk);
-      // A simple-protocol query message ('Q') whose text is COMMIT, or an unnamed statement's Parse of it.
-      const commit =
-        (chunk[0] === 0x51 && /^COMMIT\b/i.test(chunk.subarray(5).toString('utf8'))) ||
-        chunk.includes(UNNAMED_COMMIT);
-      if (armed && commit) {
+      // A simple-protocol query message ('Q') whose text is COMMIT.
+      if (armed && chunk[0] === 0x51 && /^COMMIT\b/i.test(chunk.subarray(5).toString('utf8'))) {
         armed = false;
         cutting = true;
         setTimeout(cut, 300);

@@ -7,94 +7,64 @@ export interface PgResult {
 
 export type PgQueryConfig = { name: string; text: string; values: unknown[]; rowMode?: 'array' };
 
-/** Whether a transaction's BEGIN goes before the query, its COMMIT after it. */
-export interface Frame {
-  begin: boolean;
-  commit: boolean;
-}
-
 type Connection = EventEmitter & {
   parse(statement: { text: string; name: string }): void;
   bind(portal: { portal: string; statement: string }): void;
-  execute(portal: { portal: string; rows?: number }): void;
-  sync(): void;
+  execute(portal: { portal: string }): void;
   parsedStatements: Record<string, string>;
 };
 
-/** What the subclass uses of node-postgres's `Query` (pg-cursor extends it the same way). */
+/** What the subclass uses of node-postgres's `Query` (pg-cursor extends it too). */
 interface QueryInternals {
   name: string;
-  portal: string;
   submit(connection: Connection): Error | null;
   hasBeenParsed(connection: Connection): boolean;
   prepare(connection: Connection): void;
   handleError(error: Error, connection: Connection): void;
   handleReadyForQuery(connection: Connection): void;
-  _getRows(connection: Connection, rows?: number): void;
 }
 
 type Answer = (error: Error | null, results: PgResult | PgResult[]) => void;
-type FramedQueryClass = new (
-  config: PgQueryConfig,
-  values: undefined,
-  answer: Answer,
-) => { submit: unknown; frame: Frame };
+type AfterBeginClass = new (config: PgQueryConfig, values: undefined, answer: Answer) => { submit: unknown };
 
-let FramedQuery: FramedQueryClass | undefined;
+let AfterBegin: AfterBeginClass | undefined;
 
 /**
- * The query with BEGIN before it and COMMIT after it as `frame` says, unnamed statements before
- * the same Sync: node-postgres sends them at once and reads every answer, one round trip for all.
+ * The query after an unnamed BEGIN, the two before one Sync: node-postgres sends them at once and
+ * reads both answers, one round trip for both.
  */
-export function framedQuery(
+export function afterBegin(
   client: { query(query: { submit: unknown }): unknown },
   config: PgQueryConfig,
-  frame: Frame,
 ): Promise<PgResult> {
-  const Query = (FramedQuery ??= framedQueryClass());
+  const Query = (AfterBegin ??= afterBeginClass());
   return new Promise((resolve, reject) => {
     const query = new Query(config, undefined, (error, results) => {
       if (error) reject(error);
-      else resolve(Array.isArray(results) ? results[frame.begin ? 1 : 0] : results);
+      else resolve(Array.isArray(results) ? results[results.length - 1] : results);
     });
-    query.frame = frame;
     client.query(query);
   });
 }
 
-function unnamed(connection: Connection, text: string): void {
-  connection.parse({ text, name: '' });
-  connection.bind({ portal: '', statement: '' });
-  connection.execute({ portal: '' });
-}
-
 /** Loaded only on PostgreSQL, as TypeORM loads `pg`. */
-function framedQueryClass(): FramedQueryClass {
+function afterBeginClass(): AfterBeginClass {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { Query } = require('pg') as { Query: new (...args: unknown[]) => QueryInternals };
   return class extends Query {
-    frame: Frame = { begin: false, commit: false };
-    /** After BEGIN, where the query is parsed here: the ParseCompletes heard, BEGIN's first. */
+    /** Where the query is parsed here: the ParseCompletes heard, BEGIN's first. */
     private parses?: { count: number; heard: () => void };
 
     override prepare(connection: Connection): void {
-      if (this.frame.begin) {
-        if (!this.hasBeenParsed(connection)) {
-          const parses: { count: number; heard: () => void } = { count: 0, heard: () => parses.count++ };
-          this.parses = parses;
-          connection.on('parseComplete', parses.heard);
-        }
-        unnamed(connection, 'BEGIN');
+      if (!this.hasBeenParsed(connection)) {
+        const parses: { count: number; heard: () => void } = { count: 0, heard: () => parses.count++ };
+        this.parses = parses;
+        connection.on('parseComplete', parses.heard);
       }
+      connection.parse({ text: 'BEGIN', name: '' });
+      connection.bind({ portal: '', statement: '' });
+      connection.execute({ portal: '' });
       super.prepare(connection);
-    }
-
-    /** Node-postgres's Execute and Sync, with COMMIT between them. */
-    override _getRows(connection: Connection, rows?: number): void {
-      if (!this.frame.commit || rows !== undefined) return super._getRows(connection, rows);
-      connection.execute({ portal: this.portal });
-      unnamed(connection, 'COMMIT');
-      connection.sync();
     }
 
     override handleError(error: Error, connection: Connection): void {
